@@ -1,0 +1,19 @@
+//! The dynamic auth core: keys, credentials and the rules for presenting them.
+//!
+//! Everything here is plain functions over parsed values and a clock; the HTTP layer in
+//! `serve` converts requests into these values and results back into responses.
+
+pub mod access;
+pub mod bearer;
+pub mod endpoints;
+pub mod keys;
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+
+/// A fresh random identifier with a readable prefix (`reg_`, `at_`, ...): 128 random bits.
+pub fn random_id(prefix: &str) -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)?;
+    Ok(format!("{prefix}{}", URL_SAFE_NO_PAD.encode(bytes)))
+}

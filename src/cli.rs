@@ -1,0 +1,251 @@
+//! The command line: `dossier build` and `dossier serve`. Flags also read environment
+//! variables (`DOSSIER_*`), so the same binary configures from either.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Args, Parser, Subcommand};
+use tokio::net::TcpListener;
+
+use crate::auth::keys::Keys;
+use crate::clock::SystemClock;
+use crate::compile::output;
+use crate::config::{AuthPolicy, BaseUrl, SiteConfig};
+use crate::live::{self, LoadError, Source};
+use crate::serve::{self, App};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "dossier",
+    version,
+    about = "A public, read-only company information service for AI agents"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compile content/ into build/: every response as a file, plus manifest.json.
+    Build(BuildArgs),
+    /// Serve the company from content/ (or a build/) with the dynamic core beside it.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// The content directory to compile.
+    #[arg(long, env = "DOSSIER_CONTENT", default_value = "content")]
+    pub content: PathBuf,
+    /// Where to write the build; replaced atomically.
+    #[arg(long, env = "DOSSIER_OUT", default_value = "build")]
+    pub out: PathBuf,
+    /// The public origin the documents name, e.g. https://info.example.com (no trailing slash).
+    #[arg(
+        long,
+        env = "DOSSIER_BASE_URL",
+        default_value = "http://127.0.0.1:8080"
+    )]
+    pub base_url: String,
+    /// Directory holding the signing keys (created if missing); its public key goes into the JWKS.
+    #[arg(long, env = "DOSSIER_STATE", default_value = ".dossier-state")]
+    pub state: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The content directory to compile and serve.
+    #[arg(
+        long,
+        env = "DOSSIER_CONTENT",
+        default_value = "content",
+        conflicts_with = "from"
+    )]
+    pub content: PathBuf,
+    /// Serve a directory written by `dossier build` instead of compiling content.
+    #[arg(long, env = "DOSSIER_FROM")]
+    pub from: Option<PathBuf>,
+    /// Address to listen on.
+    #[arg(long, env = "DOSSIER_ADDR", default_value = "127.0.0.1:8080")]
+    pub addr: String,
+    /// The public origin; defaults to http:// plus the listening address (or the build's origin with --from).
+    #[arg(long, env = "DOSSIER_BASE_URL")]
+    pub base_url: Option<String>,
+    /// Directory for keys and durable state (created if missing).
+    #[arg(long, env = "DOSSIER_STATE", default_value = ".dossier-state")]
+    pub state: PathBuf,
+}
+
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("DOSSIER_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+fn config_for(base_url: BaseUrl) -> SiteConfig {
+    SiteConfig {
+        base_url,
+        auth: AuthPolicy::default(),
+    }
+}
+
+pub fn build(args: &BuildArgs) -> ExitCode {
+    let base_url = match BaseUrl::parse(&args.base_url) {
+        Ok(base_url) => base_url,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let keys = match Keys::load_or_create(&args.state) {
+        Ok(keys) => keys,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let config = config_for(base_url);
+    let started = std::time::Instant::now();
+    let set = match live::compile_content(&args.content, &config, keys.identity.jwk()) {
+        Ok(set) => set,
+        Err(error) => {
+            report_load_error(&error);
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Err(error) = output::write_build(&set, &config.base_url, &args.out) {
+        eprintln!("error: cannot write the build: {error}");
+        return ExitCode::FAILURE;
+    }
+    eprintln!(
+        "built {} artifacts (revision {}) into {} for {} in {} ms",
+        set.len(),
+        set.revision(),
+        args.out.display(),
+        config.base_url,
+        started.elapsed().as_millis()
+    );
+    ExitCode::SUCCESS
+}
+
+fn report_load_error(error: &LoadError) {
+    match error {
+        LoadError::Content(errors) => {
+            for error in errors.iter() {
+                eprintln!("{error}");
+            }
+            eprintln!(
+                "error: the content has {} problem{}; nothing was written",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" }
+            );
+        }
+        other => eprintln!("error: {other}"),
+    }
+}
+
+/// Binds, loads, and serves until Ctrl-C or SIGTERM.
+pub async fn serve(args: &ServeArgs) -> ExitCode {
+    let listener = match TcpListener::bind(&args.addr).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("error: cannot listen on {}: {error}", args.addr);
+            return ExitCode::FAILURE;
+        }
+    };
+    let local = match listener.local_addr() {
+        Ok(addr) => serve::display_addr(addr),
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let source = match &args.from {
+        Some(dir) => Source::Build(dir.clone()),
+        None => Source::Content(args.content.clone()),
+    };
+    let base_text = match (&args.base_url, &source) {
+        (Some(base), _) => base.clone(),
+        (None, Source::Build(dir)) => match output::read_build(dir) {
+            Ok((_, base)) => base.to_string(),
+            Err(error) => {
+                eprintln!("error: cannot load the build: {error}");
+                return ExitCode::FAILURE;
+            }
+        },
+        (None, Source::Content(_)) => format!("http://{local}"),
+    };
+    let base_url = match BaseUrl::parse(&base_text) {
+        Ok(base_url) => base_url,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let keys = match Keys::load_or_create(&args.state) {
+        Ok(keys) => keys,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let config = config_for(base_url);
+    let artifacts = match live::load(&source, &config, keys.identity.jwk()) {
+        Ok(set) => set,
+        Err(error) => {
+            report_load_error(&error);
+            return ExitCode::FAILURE;
+        }
+    };
+    tracing::info!(
+        revision = artifacts.revision(),
+        artifacts = artifacts.len(),
+        source = %source.dir().display(),
+        base_url = %config.base_url,
+        "loaded"
+    );
+    let app = Arc::new(App::new(
+        config,
+        keys,
+        Arc::new(SystemClock),
+        source,
+        artifacts,
+    ));
+    // A fixed line on stdout, so scripts and tests can learn the port when --addr ends in :0.
+    println!("dossier listening on http://{local}");
+    match serve::run(listener, app, shutdown_signal()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = interrupt => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = interrupt.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+    tracing::info!("shutting down");
+}

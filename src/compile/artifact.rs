@@ -1,0 +1,291 @@
+//! Artifacts: finished responses, computed once per content revision and served as is.
+//!
+//! An artifact is everything about a response that does not depend on the request: the
+//! bytes, their content type, a strong ETag, precompressed variants and extra headers. The
+//! server only chooses a variant and clones `Bytes` (a reference count, not a copy).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::Arc;
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use bytes::Bytes;
+use hyper::header::{HeaderName, HeaderValue};
+use sha2::{Digest, Sha256};
+
+/// A content coding we precompute. Ordered by preference when a client accepts several.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Encoding {
+    Brotli,
+    Gzip,
+}
+
+impl Encoding {
+    pub const ALL: [Encoding; 2] = [Encoding::Brotli, Encoding::Gzip];
+
+    /// The token used in `Accept-Encoding` and `Content-Encoding`.
+    pub fn token(self) -> &'static str {
+        match self {
+            Encoding::Brotli => "br",
+            Encoding::Gzip => "gzip",
+        }
+    }
+
+    /// File suffix used in `build/`.
+    pub fn file_suffix(self) -> &'static str {
+        match self {
+            Encoding::Brotli => ".br",
+            Encoding::Gzip => ".gz",
+        }
+    }
+
+    pub fn from_token(token: &str) -> Option<Encoding> {
+        Encoding::ALL.into_iter().find(|e| e.token() == token)
+    }
+}
+
+/// One representation of an artifact: bytes plus the strong ETag of exactly those bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Representation {
+    pub body: Bytes,
+    pub etag: HeaderValue,
+}
+
+impl Representation {
+    pub fn new(body: Bytes) -> Self {
+        let etag = strong_etag(&body);
+        Representation { body, etag }
+    }
+}
+
+/// A strong validator derived from the bytes: equal bytes, equal tag, on every machine.
+pub fn strong_etag(body: &[u8]) -> HeaderValue {
+    let digest = Sha256::digest(body);
+    let tag = format!("\"{}\"", URL_SAFE_NO_PAD.encode(&digest[..18]));
+    HeaderValue::from_str(&tag).unwrap_or_else(|_| HeaderValue::from_static("\"\""))
+}
+
+/// How long clients and shared caches may reuse an artifact without asking again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CachePolicy {
+    /// Content that can change with any edit: short, so edits show up quickly.
+    Content,
+    /// Discovery documents and keys: change only with configuration.
+    Discovery,
+    /// Liveness: always revalidate.
+    Live,
+}
+
+impl CachePolicy {
+    pub fn header(self) -> HeaderValue {
+        HeaderValue::from_static(match self {
+            CachePolicy::Content => "public, max-age=60",
+            CachePolicy::Discovery => "public, max-age=300",
+            CachePolicy::Live => "no-cache",
+        })
+    }
+}
+
+/// A finished response for one path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Artifact {
+    pub path: String,
+    pub content_type: HeaderValue,
+    pub cache_control: HeaderValue,
+    pub identity: Representation,
+    /// Only variants that are smaller than the identity bytes are kept.
+    pub encoded: BTreeMap<Encoding, Representation>,
+    /// Extra response headers, e.g. `Link`.
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+/// Bodies smaller than this are not worth compressing: the headers dominate.
+const MIN_COMPRESS_BYTES: usize = 256;
+/// Brotli at its best quality is slow; large bodies use a faster quality.
+const BROTLI_BEST_MAX_BYTES: usize = 64 * 1024;
+
+impl Artifact {
+    /// Builds an artifact and its compressed variants.
+    pub fn new(
+        path: impl Into<String>,
+        content_type: &'static str,
+        cache: CachePolicy,
+        body: impl Into<Bytes>,
+    ) -> Self {
+        let body: Bytes = body.into();
+        let mut encoded = BTreeMap::new();
+        if body.len() >= MIN_COMPRESS_BYTES {
+            for encoding in Encoding::ALL {
+                let compressed = compress(encoding, &body);
+                if compressed.len() < body.len() {
+                    encoded.insert(encoding, Representation::new(Bytes::from(compressed)));
+                }
+            }
+        }
+        Artifact {
+            path: path.into(),
+            content_type: HeaderValue::from_static(content_type),
+            cache_control: cache.header(),
+            identity: Representation::new(body),
+            encoded,
+            headers: Vec::new(),
+        }
+    }
+
+    /// Serializes `value` as compact JSON into an artifact.
+    pub fn json<T: serde::Serialize>(
+        path: impl Into<String>,
+        content_type: &'static str,
+        cache: CachePolicy,
+        value: &T,
+    ) -> Result<Self, serde_json::Error> {
+        let mut body = serde_json::to_vec(value)?;
+        body.push(b'\n');
+        Ok(Artifact::new(path, content_type, cache, body))
+    }
+
+    pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    pub fn representation(&self, encoding: Option<Encoding>) -> &Representation {
+        encoding
+            .and_then(|e| self.encoded.get(&e))
+            .unwrap_or(&self.identity)
+    }
+}
+
+pub fn compress(encoding: Encoding, body: &[u8]) -> Vec<u8> {
+    match encoding {
+        Encoding::Gzip => {
+            let mut encoder =
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+            // Writing into a Vec cannot fail.
+            let _ = encoder.write_all(body);
+            encoder.finish().unwrap_or_default()
+        }
+        Encoding::Brotli => {
+            let quality = if body.len() <= BROTLI_BEST_MAX_BYTES {
+                11
+            } else {
+                9
+            };
+            let mut out = Vec::new();
+            {
+                let mut writer = brotli::CompressorWriter::new(&mut out, 4096, quality, 22);
+                let _ = writer.write_all(body);
+            }
+            out
+        }
+    }
+}
+
+/// Every artifact of one content revision, looked up by request path.
+#[derive(Debug, Clone, Default)]
+pub struct ArtifactSet {
+    by_path: std::collections::HashMap<String, Arc<Artifact>>,
+    revision: String,
+}
+
+impl ArtifactSet {
+    pub fn new(artifacts: Vec<Artifact>) -> Self {
+        let by_path: std::collections::HashMap<String, Arc<Artifact>> = artifacts
+            .into_iter()
+            .map(|a| (a.path.clone(), Arc::new(a)))
+            .collect();
+        let revision = revision_of(by_path.values().map(|a| a.as_ref()));
+        ArtifactSet { by_path, revision }
+    }
+
+    pub fn get(&self, path: &str) -> Option<&Arc<Artifact>> {
+        self.by_path.get(path)
+    }
+
+    /// A short hash over every path and ETag: changes exactly when some response changes.
+    pub fn revision(&self) -> &str {
+        &self.revision
+    }
+
+    /// Artifacts in path order, for output and comparison.
+    pub fn sorted(&self) -> Vec<&Arc<Artifact>> {
+        let mut all: Vec<&Arc<Artifact>> = self.by_path.values().collect();
+        all.sort_by(|a, b| a.path.cmp(&b.path));
+        all
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_path.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_path.is_empty()
+    }
+}
+
+fn revision_of<'a>(artifacts: impl Iterator<Item = &'a Artifact>) -> String {
+    let mut entries: Vec<(&str, &[u8])> = artifacts
+        .map(|a| (a.path.as_str(), a.identity.etag.as_bytes()))
+        .collect();
+    entries.sort_unstable();
+    let mut hasher = Sha256::new();
+    for (path, etag) in entries {
+        hasher.update(path.as_bytes());
+        hasher.update([0]);
+        hasher.update(etag);
+        hasher.update([0]);
+    }
+    let digest = hasher.finalize();
+    digest[..6].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn variants_decompress_to_the_identity_bytes_and_have_their_own_etags() {
+        let body = "{\"company\": \"Cobalt Ridge\"}".repeat(50);
+        let artifact = Artifact::new("/x", "application/json", CachePolicy::Content, body.clone());
+        let gzip = &artifact.encoded[&Encoding::Gzip];
+        let mut decoded = String::new();
+        flate2::read::GzDecoder::new(&gzip.body[..])
+            .read_to_string(&mut decoded)
+            .unwrap();
+        assert_eq!(decoded, body);
+        let br = &artifact.encoded[&Encoding::Brotli];
+        let mut decoded = Vec::new();
+        brotli::Decompressor::new(&br.body[..], 4096)
+            .read_to_end(&mut decoded)
+            .unwrap();
+        assert_eq!(decoded, body.as_bytes());
+        assert_ne!(gzip.etag, artifact.identity.etag);
+        assert_ne!(br.etag, gzip.etag);
+    }
+
+    #[test]
+    fn tiny_bodies_are_not_compressed() {
+        let artifact = Artifact::new("/x", "text/plain", CachePolicy::Content, "ok");
+        assert!(artifact.encoded.is_empty());
+    }
+
+    #[test]
+    fn revision_changes_with_any_body() {
+        let a = ArtifactSet::new(vec![Artifact::new(
+            "/a",
+            "text/plain",
+            CachePolicy::Content,
+            "1",
+        )]);
+        let b = ArtifactSet::new(vec![Artifact::new(
+            "/a",
+            "text/plain",
+            CachePolicy::Content,
+            "2",
+        )]);
+        assert_ne!(a.revision(), b.revision());
+        assert_eq!(a.revision().len(), 12);
+    }
+}

@@ -1,0 +1,67 @@
+//! `/.well-known/api-catalog` (RFC 9727): a linkset (RFC 9264) pointing at the OpenAPI
+//! description, the documentation, the protected-resource metadata and the health check.
+
+use std::collections::BTreeMap;
+
+use hyper::header::{HeaderValue, LINK};
+use serde::Serialize;
+
+use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
+use crate::paths;
+
+pub const LINKSET_CONTENT_TYPE: &str =
+    "application/linkset+json; profile=\"https://www.rfc-editor.org/info/rfc9727\"";
+
+#[derive(Serialize)]
+struct Linkset {
+    linkset: Vec<LinkContext>,
+}
+
+#[derive(Serialize)]
+struct LinkContext {
+    anchor: String,
+    #[serde(flatten)]
+    relations: BTreeMap<&'static str, Vec<LinkTarget>>,
+}
+
+#[derive(Serialize)]
+struct LinkTarget {
+    href: String,
+    #[serde(rename = "type")]
+    media_type: &'static str,
+}
+
+pub fn api_catalog(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
+    let base = &input.config.base_url;
+    let target = |path: &str, media_type| {
+        vec![LinkTarget {
+            href: base.join(path),
+            media_type,
+        }]
+    };
+    let relations = BTreeMap::from([
+        ("service-desc", target(paths::OPENAPI, "application/json")),
+        ("service-doc", target(paths::AUTH_MD, "text/markdown")),
+        (
+            "service-meta",
+            target(paths::PROTECTED_RESOURCE, "application/json"),
+        ),
+        ("status", target(paths::API_HEALTH, "application/json")),
+    ]);
+    let catalog = Linkset {
+        linkset: vec![LinkContext {
+            anchor: base.join(paths::API_COMPANY),
+            relations,
+        }],
+    };
+    let link = format!("<{}>; rel=\"api-catalog\"", base.join(paths::API_CATALOG));
+    let link = HeaderValue::from_str(&link).map_err(|e| CompileError::new("api-catalog", e))?;
+    Ok(Artifact::json(
+        paths::API_CATALOG,
+        LINKSET_CONTENT_TYPE,
+        CachePolicy::Discovery,
+        &catalog,
+    )
+    .map_err(|e| CompileError::new("api-catalog", e))?
+    .with_header(LINK, link))
+}

@@ -1,0 +1,397 @@
+//! `GET /openapi.json`: an OpenAPI 3.1 description of every endpoint, with schemas that
+//! match the model in `content::model`. CI validates it with `openapi-spec-validator` and
+//! checks live responses against its schemas.
+
+use serde_json::{json, Value};
+
+use super::JSON;
+use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
+use crate::paths;
+
+pub fn openapi(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
+    let document = describe(input);
+    Artifact::json(paths::OPENAPI, JSON, CachePolicy::Content, &document)
+        .map_err(|e| CompileError::new("/openapi.json", e))
+}
+
+fn json_response(description: &str, schema: Value) -> Value {
+    json!({
+        "description": description,
+        "headers": {
+            "ETag": {"$ref": "#/components/headers/ETag"},
+            "Cache-Control": {"$ref": "#/components/headers/CacheControl"}
+        },
+        "content": {"application/json": {"schema": schema}}
+    })
+}
+
+fn schema_ref(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+/// A GET (and HEAD) operation on a precompiled document.
+fn document_get(operation_id: &str, summary: &str, ok: Value, tag: &str) -> Value {
+    let head_id = format!("{operation_id}Head");
+    json!({
+        "get": {
+            "operationId": operation_id,
+            "summary": summary,
+            "tags": [tag],
+            "parameters": [{"$ref": "#/components/parameters/IfNoneMatch"}],
+            "responses": {
+                "200": ok,
+                "304": {"$ref": "#/components/responses/NotModified"}
+            }
+        },
+        "head": {
+            "operationId": head_id,
+            "summary": format!("Headers of: {summary}"),
+            "tags": [tag],
+            "responses": {"200": {"description": "The headers a GET would return, without a body."}}
+        }
+    })
+}
+
+fn describe(input: &CompileInput<'_>) -> Value {
+    let base = &input.config.base_url;
+    let company = &input.site.company;
+    let scopes: serde_json::Map<String, Value> = input
+        .config
+        .auth
+        .scopes
+        .iter()
+        .map(|scope| (scope.clone(), json!("Read the public company information.")))
+        .collect();
+
+    let mut company_get = document_get(
+        "getCompany",
+        "The company, its divisions and its pages",
+        json_response("The whole public record.", schema_ref("CompanyDocument")),
+        "company",
+    );
+    company_get["get"]["description"] = json!(
+        "Works without authentication. A valid bearer token gives the same bytes; a present but invalid, expired or revoked token gets 401."
+    );
+    company_get["get"]["security"] = json!([{}, {"agentAuth": ["company:read"]}]);
+    company_get["get"]["responses"]["400"] = json!({"$ref": "#/components/responses/BadRequest"});
+    company_get["get"]["responses"]["401"] = json!({"$ref": "#/components/responses/InvalidToken"});
+
+    let metadata = |operation_id: &str, summary: &str| {
+        document_get(
+            operation_id,
+            summary,
+            json_response(summary, json!({"type": "object"})),
+            "discovery",
+        )
+    };
+
+    let mut catalog = document_get(
+        "getApiCatalog",
+        "RFC 9727 API catalog",
+        json!({
+            "description": "A linkset (RFC 9264) pointing at this description, the documentation, the protected resource metadata and the health check.",
+            "headers": {
+                "Link": {"description": "`<BASE/.well-known/api-catalog>; rel=\"api-catalog\"`", "schema": {"type": "string"}}
+            },
+            "content": {"application/linkset+json": {"schema": schema_ref("Linkset")}}
+        }),
+        "discovery",
+    );
+    catalog["head"]["responses"]["200"]["headers"] = json!({
+        "Link": {"description": "`<BASE/.well-known/api-catalog>; rel=\"api-catalog\"`", "schema": {"type": "string"}}
+    });
+
+    let mut paths_object = serde_json::Map::new();
+    paths_object.insert(
+        paths::INDEX.into(),
+        document_get(
+            "getIndex",
+            "Entry point with links to everything else",
+            json_response("Index of the service.", json!({"type": "object"})),
+            "discovery",
+        ),
+    );
+    paths_object.insert(paths::API_COMPANY.into(), company_get);
+    paths_object.insert(
+        paths::API_HEALTH.into(),
+        document_get(
+            "getHealth",
+            "Liveness and the content revision being served",
+            json_response("The service is up.", schema_ref("Health")),
+            "service",
+        ),
+    );
+    paths_object.insert(
+        paths::OPENAPI.into(),
+        document_get(
+            "getOpenApi",
+            "This OpenAPI description",
+            json_response("OpenAPI 3.1 document.", json!({"type": "object"})),
+            "service",
+        ),
+    );
+    paths_object.insert(paths::API_CATALOG.into(), catalog);
+    paths_object.insert(
+        paths::PROTECTED_RESOURCE.into(),
+        metadata(
+            "getProtectedResourceMetadata",
+            "OAuth protected resource metadata (RFC 9728)",
+        ),
+    );
+    paths_object.insert(
+        paths::PROTECTED_RESOURCE_MCP.into(),
+        metadata(
+            "getMcpProtectedResourceMetadata",
+            "OAuth protected resource metadata for the MCP endpoint (RFC 9728)",
+        ),
+    );
+    paths_object.insert(
+        paths::AUTHORIZATION_SERVER.into(),
+        metadata(
+            "getAuthorizationServerMetadata",
+            "OAuth authorization server metadata (RFC 8414) with agent_auth",
+        ),
+    );
+    paths_object.insert(
+        paths::JWKS.into(),
+        metadata(
+            "getJwks",
+            "Public keys that sign identity assertions (RFC 7517)",
+        ),
+    );
+    paths_object.insert(
+        paths::AUTH_MD.into(),
+        document_get(
+            "getAuthMd",
+            "Instructions for agents: register, exchange, call, revoke",
+            json!({
+                "description": "Markdown instructions.",
+                "content": {"text/markdown": {"schema": {"type": "string"}}}
+            }),
+            "discovery",
+        ),
+    );
+
+    let contact_schema = json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+            "email": {"type": "string", "format": "email"},
+            "phone": {"type": "string"},
+            "address": schema_ref("Address"),
+            "web": {"type": "string", "format": "uri"}
+        }
+    });
+
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": format!("{} company information", company.name),
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": format!(
+                "Public, read-only information about {}: the company, its divisions, its pages and how to contact them. No authentication is needed; agents that want a bearer token can register anonymously as described in {}.",
+                company.name,
+                base.join(paths::AUTH_MD)
+            )
+        },
+        "servers": [{"url": base.as_str()}],
+        "tags": [
+            {"name": "company", "description": "The company's public information."},
+            {"name": "discovery", "description": "Documents that let agents find and use this service."},
+            {"name": "service", "description": "Operational endpoints."}
+        ],
+        "paths": paths_object,
+        "components": {
+            "securitySchemes": {
+                "agentAuth": {
+                    "type": "oauth2",
+                    "description": format!("Optional. Anonymous registration and token exchange, see {}.", base.join(paths::AUTH_MD)),
+                    "flows": {
+                        "clientCredentials": {
+                            "tokenUrl": base.join(paths::OAUTH_TOKEN),
+                            "scopes": scopes
+                        }
+                    }
+                }
+            },
+            "parameters": {
+                "IfNoneMatch": {
+                    "name": "If-None-Match",
+                    "in": "header",
+                    "required": false,
+                    "description": "An ETag from an earlier response; a match gets 304 without a body.",
+                    "schema": {"type": "string"}
+                }
+            },
+            "headers": {
+                "ETag": {"description": "Strong validator of the representation.", "schema": {"type": "string"}},
+                "CacheControl": {"description": "How long the response may be reused.", "schema": {"type": "string"}}
+            },
+            "responses": {
+                "NotModified": {"description": "The representation matches the `If-None-Match` ETag."},
+                "BadRequest": {
+                    "description": "Malformed request, e.g. an access token in the query string.",
+                    "content": {"application/json": {"schema": schema_ref("Error")}}
+                },
+                "InvalidToken": {
+                    "description": "A bearer token was sent and is invalid, expired or revoked. Retry without it, or get a new one.",
+                    "headers": {"WWW-Authenticate": {"description": "`Bearer error=\"invalid_token\", error_description=\"...\", resource_metadata=\"...\"`", "schema": {"type": "string"}}},
+                    "content": {"application/json": {"schema": schema_ref("Error")}}
+                }
+            },
+            "schemas": schemas(contact_schema)
+        }
+    })
+}
+
+/// The JSON Schemas of every body, mirroring `content::model`.
+fn schemas(contact_schema: Value) -> Value {
+    json!({
+        "Error": {
+            "type": "object",
+            "required": ["error", "error_description"],
+            "properties": {
+                "error": {"type": "string", "description": "Machine-readable code."},
+                "error_description": {"type": "string", "description": "What went wrong and what to do."}
+            }
+        },
+        "Health": {
+            "type": "object",
+            "required": ["status", "version", "started_at", "content"],
+            "properties": {
+                "status": {"type": "string", "enum": ["ok"]},
+                "version": {"type": "string"},
+                "started_at": {"type": "string", "format": "date-time"},
+                "content": {
+                    "type": "object",
+                    "required": ["revision", "status"],
+                    "properties": {
+                        "revision": {"type": "string", "description": "Hash of the artifact set being served."},
+                        "status": {"type": "string", "enum": ["ok", "error"]},
+                        "source": {"type": "string", "enum": ["content", "build"]},
+                        "errors": {"type": "array", "items": {"type": "string"}}
+                    }
+                }
+            }
+        },
+        "Address": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["street", "locality", "postal_code", "country"],
+            "properties": {
+                "street": {"type": "string"},
+                "locality": {"type": "string"},
+                "region": {"type": "string"},
+                "postal_code": {"type": "string"},
+                "country": {"type": "string", "pattern": "^[A-Z]{2}$", "description": "ISO 3166-1 alpha-2"}
+            }
+        },
+        "Contact": contact_schema,
+        "Company": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["name", "description", "founded", "headquarters", "contact"],
+            "properties": {
+                "name": {"type": "string"},
+                "legal_name": {"type": "string"},
+                "tagline": {"type": "string"},
+                "description": {"type": "string"},
+                "industry": {"type": "string"},
+                "founded": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["year"],
+                    "properties": {"year": {"type": "integer"}, "place": {"type": "string"}}
+                },
+                "headquarters": schema_ref("Address"),
+                "employees": {"type": "integer", "minimum": 0},
+                "contact": schema_ref("Contact"),
+                "links": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["title", "url"],
+                        "properties": {"title": {"type": "string"}, "url": {"type": "string", "format": "uri"}}
+                    }
+                },
+                "identifiers": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["scheme", "value"],
+                        "properties": {"scheme": {"type": "string"}, "value": {"type": "string"}}
+                    }
+                }
+            }
+        },
+        "Division": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["id", "name", "summary", "description"],
+            "properties": {
+                "id": {"type": "string", "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$"},
+                "name": {"type": "string"},
+                "summary": {"type": "string"},
+                "description": {"type": "string"},
+                "lead": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["name", "title"],
+                    "properties": {"name": {"type": "string"}, "title": {"type": "string"}}
+                },
+                "established": {"type": "integer"},
+                "locations": {"type": "array", "items": {"type": "string"}},
+                "contact": schema_ref("Contact")
+            }
+        },
+        "Page": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["slug", "title", "summary", "body_markdown"],
+            "properties": {
+                "slug": {"type": "string", "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$"},
+                "title": {"type": "string"},
+                "summary": {"type": "string"},
+                "division": {"type": "string", "description": "The id of the division this page belongs to."},
+                "updated": {"type": "string", "format": "date"},
+                "contact": schema_ref("Contact"),
+                "body_markdown": {"type": "string", "description": "The page text, CommonMark."}
+            }
+        },
+        "CompanyDocument": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["company", "divisions", "pages"],
+            "properties": {
+                "company": schema_ref("Company"),
+                "divisions": {"type": "array", "items": schema_ref("Division")},
+                "pages": {"type": "array", "items": schema_ref("Page")}
+            }
+        },
+        "Linkset": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["linkset"],
+            "properties": {
+                "linkset": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["anchor"],
+                        "properties": {"anchor": {"type": "string", "format": "uri"}},
+                        "additionalProperties": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "required": ["href"],
+                                "properties": {"href": {"type": "string", "format": "uri"}, "type": {"type": "string"}}
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    })
+}

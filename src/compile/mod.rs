@@ -1,0 +1,63 @@
+//! Compiling: a validated [`Site`] plus configuration becomes an [`ArtifactSet`].
+//!
+//! Pure apart from reading nothing at all: every document family lives in its own file
+//! under `documents/`, takes the model and configuration, and returns finished artifacts.
+//! Anything that does not depend on the request is decided here, once per content revision.
+
+pub mod artifact;
+mod documents;
+pub mod output;
+
+use std::fmt;
+
+pub use artifact::{Artifact, ArtifactSet, CachePolicy, Encoding, Representation};
+
+use crate::auth::keys::PublicJwk;
+use crate::config::SiteConfig;
+use crate::content::Site;
+
+/// What the compiler needs besides the content.
+pub struct CompileInput<'a> {
+    pub site: &'a Site,
+    pub config: &'a SiteConfig,
+    /// The identity signing key's public half, published in the JWKS.
+    pub jwk: &'a PublicJwk,
+}
+
+/// A document could not be produced. Content problems are caught earlier by `content`;
+/// this is about templates and serialization.
+#[derive(Debug)]
+pub struct CompileError {
+    pub document: &'static str,
+    pub reason: String,
+}
+
+impl fmt::Display for CompileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot render {}: {}", self.document, self.reason)
+    }
+}
+
+impl std::error::Error for CompileError {}
+
+impl CompileError {
+    fn new(document: &'static str, reason: impl fmt::Display) -> Self {
+        CompileError {
+            document,
+            reason: reason.to_string(),
+        }
+    }
+}
+
+/// Compiles every public artifact.
+pub fn compile(input: &CompileInput<'_>) -> Result<ArtifactSet, CompileError> {
+    let mut artifacts = vec![
+        documents::company::api_company(input)?,
+        documents::index::index(input)?,
+        documents::catalog::api_catalog(input)?,
+        documents::openapi::openapi(input)?,
+        documents::auth_md::auth_md(input)?,
+    ];
+    artifacts.extend(documents::discovery::discovery(input)?);
+    Ok(ArtifactSet::new(artifacts))
+}

@@ -1,0 +1,176 @@
+//! Configuration that shapes the published documents: the public origin, token lifetimes and
+//! scopes. One place, so that metadata, `auth.md` and the token endpoint cannot disagree.
+
+use std::fmt;
+use std::time::Duration;
+
+/// The public origin, e.g. `https://info.example.com`: scheme, host, optional port, no path
+/// and no trailing slash. It appears byte-for-byte in every document; it is never taken from
+/// a request's `Host` header.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct BaseUrl(String);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseUrlError(String);
+
+impl fmt::Display for BaseUrlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BaseUrlError {}
+
+impl BaseUrl {
+    pub fn parse(value: &str) -> Result<Self, BaseUrlError> {
+        let fail = |why: &str| {
+            Err(BaseUrlError(format!(
+                "base URL `{value}` {why}; give an origin such as `https://info.example.com`"
+            )))
+        };
+        let rest = if let Some(rest) = value.strip_prefix("https://") {
+            rest
+        } else if let Some(rest) = value.strip_prefix("http://") {
+            rest
+        } else {
+            return fail("must start with http:// or https://");
+        };
+        if rest.is_empty() {
+            return fail("has no host");
+        }
+        if rest.ends_with('/') {
+            return fail("must not end with a slash");
+        }
+        if rest.contains(['/', '?', '#', '@']) {
+            return fail("must be an origin only (no path, query, fragment or user)");
+        }
+        if rest
+            .chars()
+            .any(|c| !(c.is_ascii_alphanumeric() || "-.:[]".contains(c)))
+        {
+            return fail("contains characters not allowed in a host");
+        }
+        let host_end = if rest.starts_with('[') {
+            match rest.find(']') {
+                Some(end) => end + 1,
+                None => return fail("has an unclosed IPv6 bracket"),
+            }
+        } else {
+            rest.find(':').unwrap_or(rest.len())
+        };
+        let (host, port) = rest.split_at(host_end);
+        if host.is_empty() || host.starts_with('.') || host.ends_with('.') {
+            return fail("has an invalid host");
+        }
+        if let Some(port) = port.strip_prefix(':') {
+            if port.parse::<u16>().is_err() {
+                return fail("has an invalid port");
+            }
+        } else if !port.is_empty() {
+            return fail("has an invalid host");
+        }
+        Ok(BaseUrl(value.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// `BASE` + `path`, where `path` starts with `/`.
+    pub fn join(&self, path: &str) -> String {
+        debug_assert!(path.starts_with('/'));
+        format!("{}{}", self.0, path)
+    }
+
+    pub fn is_https(&self) -> bool {
+        self.0.starts_with("https://")
+    }
+}
+
+impl TryFrom<String> for BaseUrl {
+    type Error = BaseUrlError;
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        BaseUrl::parse(&value)
+    }
+}
+
+impl From<BaseUrl> for String {
+    fn from(value: BaseUrl) -> Self {
+        value.0
+    }
+}
+
+impl fmt::Display for BaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The only scope this service grants: read the public company information.
+pub const SCOPE_COMPANY_READ: &str = "company:read";
+
+/// What the published documents promise about authentication. Everything here is rendered
+/// into metadata and `auth.md` at build time and enforced by the auth core at run time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthPolicy {
+    pub identity_assertion_lifetime: Duration,
+    pub access_token_lifetime: Duration,
+    /// Allowed clock skew when checking `exp`, `nbf` and `iat`.
+    pub clock_skew: Duration,
+    pub scopes: Vec<String>,
+}
+
+impl Default for AuthPolicy {
+    fn default() -> Self {
+        AuthPolicy {
+            identity_assertion_lifetime: Duration::from_secs(3600),
+            access_token_lifetime: Duration::from_secs(900),
+            clock_skew: Duration::from_secs(60),
+            scopes: vec![SCOPE_COMPANY_READ.to_string()],
+        }
+    }
+}
+
+/// Everything the compiler needs besides the content itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteConfig {
+    pub base_url: BaseUrl,
+    pub auth: AuthPolicy,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_origins() {
+        for ok in [
+            "https://info.example.com",
+            "http://127.0.0.1:8080",
+            "http://[::1]:9000",
+            "http://localhost",
+        ] {
+            assert!(BaseUrl::parse(ok).is_ok(), "{ok} refused");
+        }
+    }
+
+    #[test]
+    fn refuses_anything_but_an_origin() {
+        for bad in [
+            "",
+            "info.example.com",
+            "ftp://x.y",
+            "https://",
+            "https://x.y/",
+            "https://x.y/path",
+            "https://x.y?q",
+            "https://u@x.y",
+            "https://x.y:99999",
+            "https://x y",
+            "http://[::1",
+        ] {
+            assert!(BaseUrl::parse(bad).is_err(), "{bad} accepted");
+        }
+    }
+}

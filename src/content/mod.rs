@@ -1,0 +1,397 @@
+//! Reading `content/`: files in, a validated [`Site`] out, or every problem with its location.
+//!
+//! Layout of a content tree:
+//!
+//! ```text
+//! content/
+//!   company.json          the company: identity, description, founding, headquarters, contact, links
+//!   divisions/<id>.json   one file per division
+//!   pages/<slug>.md       one Markdown page per file, TOML front matter between `+++` lines
+//! ```
+//!
+//! This module never writes anything and never half-succeeds: it returns a whole `Site` or
+//! the complete list of [`ContentError`]s.
+
+mod error;
+mod front_matter;
+pub mod model;
+mod rules;
+mod source;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+
+pub use error::{ContentError, ContentErrors};
+pub use model::{Company, Contact, Division, Page, Site};
+
+use model::PageFrontMatter;
+use rules::Problems;
+use source::FieldLines;
+
+/// Content files larger than this are refused: they are hand-written facts, not data dumps,
+/// and a runaway file must not exhaust memory.
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Reads and validates the content tree at `dir`.
+pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
+    let mut errors = ContentErrors::default();
+    if !dir.is_dir() {
+        errors.push(ContentError {
+            file: dir.to_path_buf(),
+            line: 0,
+            field: "-".into(),
+            message: "content directory not found".into(),
+        });
+        return Err(errors);
+    }
+
+    let company_file = dir.join("company.json");
+    let company = read_text(&company_file, &mut errors)
+        .and_then(|text| parse_json::<Company>(&company_file, &text, &mut errors, Company::check));
+
+    let mut divisions = Vec::new();
+    let mut division_files: HashMap<String, PathBuf> = HashMap::new();
+    for file in list_files(&dir.join("divisions"), "json", &mut errors) {
+        let Some(text) = read_text(&file, &mut errors) else {
+            continue;
+        };
+        let Some(division) = parse_json::<Division>(&file, &text, &mut errors, Division::check)
+        else {
+            continue;
+        };
+        if let Some(first) = division_files.get(&division.id) {
+            errors.push(ContentError {
+                file: file.clone(),
+                line: FieldLines::from_json(&text).line_of("id"),
+                field: "id".into(),
+                message: format!(
+                    "duplicate division id `{}`, already used by {}",
+                    division.id,
+                    first.display()
+                ),
+            });
+            continue;
+        }
+        division_files.insert(division.id.clone(), file);
+        divisions.push(division);
+    }
+
+    let mut pages = Vec::new();
+    let mut page_files: HashMap<String, PathBuf> = HashMap::new();
+    for file in list_files(&dir.join("pages"), "md", &mut errors) {
+        let Some(text) = read_text(&file, &mut errors) else {
+            continue;
+        };
+        let Some((page, lines)) = parse_page(&file, &text, &mut errors) else {
+            continue;
+        };
+        let mut problems = Problems::default();
+        if let Some(first) = page_files.get(&page.slug) {
+            problems.add(
+                "slug",
+                format!(
+                    "duplicate page slug `{}`, already used by {}",
+                    page.slug,
+                    first.display()
+                ),
+            );
+        }
+        if let Some(division) = &page.division {
+            if !division_files.contains_key(division) {
+                let mut known: Vec<&str> = division_files.keys().map(String::as_str).collect();
+                known.sort_unstable();
+                problems.add(
+                    "division",
+                    format!(
+                        "unknown division `{division}`; known divisions: {}",
+                        if known.is_empty() {
+                            "none".to_string()
+                        } else {
+                            known.join(", ")
+                        }
+                    ),
+                );
+            }
+        }
+        if !problems.0.is_empty() {
+            report(&file, &lines, problems, &mut errors);
+            continue;
+        }
+        page_files.insert(page.slug.clone(), file);
+        pages.push(page);
+    }
+
+    match company {
+        Some(company) if errors.is_empty() => {
+            divisions.sort_by(|a, b| (a.order, &a.name).cmp(&(b.order, &b.name)));
+            pages.sort_by(|a, b| (a.order, &a.title).cmp(&(b.order, &b.title)));
+            Ok(Site {
+                company,
+                divisions,
+                pages,
+            })
+        }
+        _ => Err(errors),
+    }
+}
+
+/// The files with `extension` directly inside `dir`, sorted by name. A missing directory is
+/// an empty list; editor leftovers (dotfiles, `~` backups) are skipped; anything else is an
+/// error, because a misnamed file would otherwise vanish from the site without a word.
+fn list_files(dir: &Path, extension: &str, errors: &mut ContentErrors) -> Vec<PathBuf> {
+    if !dir.exists() {
+        return Vec::new();
+    }
+    let mut files = Vec::new();
+    let walker = walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .max_depth(1)
+        .sort_by_file_name();
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                errors.push(file_error(
+                    error.path().unwrap_or(dir),
+                    format!("cannot read: {error}"),
+                ));
+                continue;
+            }
+        };
+        let name = entry.file_name().to_string_lossy();
+        if name.starts_with('.') || name.ends_with('~') {
+            continue;
+        }
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) == Some(extension)
+            && entry.file_type().is_file()
+        {
+            files.push(path.to_path_buf());
+        } else {
+            errors.push(file_error(
+                path,
+                format!("unexpected entry: this directory holds only `.{extension}` files"),
+            ));
+        }
+    }
+    files
+}
+
+fn file_error(file: &Path, message: String) -> ContentError {
+    ContentError {
+        file: file.to_path_buf(),
+        line: 0,
+        field: "-".into(),
+        message,
+    }
+}
+
+fn read_text(file: &Path, errors: &mut ContentErrors) -> Option<String> {
+    let metadata = match std::fs::metadata(file) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            errors.push(file_error(file, "missing: this file is required".into()));
+            return None;
+        }
+        Err(error) => {
+            errors.push(file_error(file, format!("cannot read: {error}")));
+            return None;
+        }
+    };
+    if metadata.len() > MAX_FILE_BYTES {
+        errors.push(file_error(
+            file,
+            format!(
+                "too large: {} bytes, at most {MAX_FILE_BYTES}",
+                metadata.len()
+            ),
+        ));
+        return None;
+    }
+    match std::fs::read(file) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => Some(text),
+            Err(error) => {
+                let offset = error.utf8_error().valid_up_to();
+                let line = 1 + error.as_bytes()[..offset]
+                    .iter()
+                    .filter(|b| **b == b'\n')
+                    .count();
+                errors.push(ContentError {
+                    file: file.to_path_buf(),
+                    line,
+                    field: "-".into(),
+                    message: "not valid UTF-8".into(),
+                });
+                None
+            }
+        },
+        Err(error) => {
+            errors.push(file_error(file, format!("cannot read: {error}")));
+            None
+        }
+    }
+}
+
+/// Parses a JSON file into `T` and runs its field rules.
+fn parse_json<T: DeserializeOwned>(
+    file: &Path,
+    text: &str,
+    errors: &mut ContentErrors,
+    check: fn(&T, &mut Problems),
+) -> Option<T> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let parsed = serde_path_to_error::deserialize(&mut deserializer)
+        .map_err(|error| (field_name(&error.path().to_string()), error.into_inner()))
+        .and_then(|value| {
+            deserializer
+                .end()
+                .map(|()| value)
+                .map_err(|error| ("-".to_string(), error))
+        });
+    match parsed {
+        Ok(value) => {
+            let mut problems = Problems::default();
+            check(&value, &mut problems);
+            if problems.0.is_empty() {
+                Some(value)
+            } else {
+                report(file, &FieldLines::from_json(text), problems, errors);
+                None
+            }
+        }
+        Err((field, inner)) => {
+            errors.push(ContentError {
+                file: file.to_path_buf(),
+                line: inner.line(),
+                field,
+                message: without_location(&inner.to_string()),
+            });
+            None
+        }
+    }
+}
+
+/// Parses a page: front matter, field rules, and the body.
+fn parse_page(file: &Path, text: &str, errors: &mut ContentErrors) -> Option<(Page, FieldLines)> {
+    let split = match front_matter::split(text) {
+        Ok(split) => split,
+        Err(problem) => {
+            errors.push(ContentError {
+                file: file.to_path_buf(),
+                line: problem.line,
+                field: "-".into(),
+                message: problem.message.into(),
+            });
+            return None;
+        }
+    };
+    let lines = FieldLines::from_toml(split.front_matter, split.front_matter_line);
+    let parsed: Result<PageFrontMatter, _> = toml::de::Deserializer::parse(split.front_matter)
+        .map_err(|e| (String::new(), e))
+        .and_then(|deserializer| {
+            serde_path_to_error::deserialize(deserializer)
+                .map_err(|e| (e.path().to_string(), e.into_inner()))
+        });
+    let front = match parsed {
+        Ok(front) => front,
+        Err((path, error)) => {
+            let line = error
+                .span()
+                .map(|span| {
+                    split.front_matter_line
+                        + split.front_matter[..span.start.min(split.front_matter.len())]
+                            .matches('\n')
+                            .count()
+                })
+                .unwrap_or(split.front_matter_line);
+            errors.push(ContentError {
+                file: file.to_path_buf(),
+                line,
+                field: field_name(&path),
+                message: error.message().trim().to_string(),
+            });
+            return None;
+        }
+    };
+    let mut problems = Problems::default();
+    front.check(&mut problems);
+    let slug = front.slug.clone().unwrap_or_else(|| {
+        file.file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    });
+    if front.slug.is_none() {
+        let mut slug_problems = Problems::default();
+        rules::slug(&mut slug_problems, "slug", &slug);
+        if !slug_problems.0.is_empty() {
+            problems.add(
+                "slug",
+                format!("the file name `{slug}` is not a usable slug; rename the file or set `slug` in the front matter"),
+            );
+        }
+    }
+    if split.body.trim().is_empty() {
+        problems.add("body", "empty: the page has no text after its front matter");
+    }
+    if !problems.0.is_empty() {
+        let body_line = split.body_line;
+        let lines_for_body = |field: &str| {
+            if field == "body" {
+                body_line
+            } else {
+                lines.line_of(field)
+            }
+        };
+        for (field, message) in problems.0 {
+            errors.push(ContentError {
+                file: file.to_path_buf(),
+                line: lines_for_body(&field),
+                field,
+                message,
+            });
+        }
+        return None;
+    }
+    let page = Page {
+        slug,
+        title: front.title,
+        summary: front.summary,
+        division: front.division,
+        updated: front.updated,
+        contact: front.contact,
+        body_markdown: split.body.trim_start_matches(['\n', '\r']).to_string(),
+        order: front.order,
+    };
+    Some((page, lines))
+}
+
+fn report(file: &Path, lines: &FieldLines, problems: Problems, errors: &mut ContentErrors) {
+    for (field, message) in problems.0 {
+        errors.push(ContentError {
+            file: file.to_path_buf(),
+            line: lines.line_of(&field),
+            field,
+            message,
+        });
+    }
+}
+
+/// serde_path_to_error prints the root as `.`; content errors use `-` for "no field".
+fn field_name(path: &str) -> String {
+    if path.is_empty() || path == "." {
+        "-".to_string()
+    } else {
+        path.to_string()
+    }
+}
+
+/// serde_json appends " at line L column C"; the line is reported separately.
+fn without_location(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(cut) => message[..cut].to_string(),
+        None => message.to_string(),
+    }
+}

@@ -1,0 +1,16 @@
+//! dossier: a public, read-only company information service for AI agents.
+//!
+//! Data flows one way: [`content`] reads and validates `content/` into a typed site model,
+//! [`compile`] turns the model into finished responses (artifacts), and [`serve`] answers
+//! HTTP from those artifacts beside the dynamic [`auth`] core. [`live`] holds the version
+//! being served; [`config`] and [`paths`] are the facts every stage shares.
+
+pub mod auth;
+pub mod cli;
+pub mod clock;
+pub mod compile;
+pub mod config;
+pub mod content;
+pub mod live;
+pub mod paths;
+pub mod serve;

@@ -1,0 +1,177 @@
+//! The live state: one immutable value per content revision, swapped as a whole.
+//!
+//! A request loads the current [`Live`] once and uses that version to the end, so it never
+//! sees a mix of two revisions. Producing a new `Live` (from `content/` or from a `build/`)
+//! happens here; swapping it in is [`crate::serve::App::replace`].
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use serde::Serialize;
+
+use crate::auth::keys::PublicJwk;
+use crate::clock::rfc3339;
+use crate::compile::{self, output, Artifact, ArtifactSet, CachePolicy, CompileInput};
+use crate::config::SiteConfig;
+use crate::content::{self, ContentErrors};
+use crate::paths;
+
+/// Where the artifacts come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// Compile `content/` in memory.
+    Content(PathBuf),
+    /// Load a directory written by `dossier build`.
+    Build(PathBuf),
+}
+
+impl Source {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Source::Content(_) => "content",
+            Source::Build(_) => "build",
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        match self {
+            Source::Content(dir) | Source::Build(dir) => dir,
+        }
+    }
+}
+
+/// Why no artifact set could be produced.
+#[derive(Debug)]
+pub enum LoadError {
+    Content(ContentErrors),
+    Compile(compile::CompileError),
+    Build(output::OutputError),
+    /// The build was made for another origin or with another identity key.
+    Mismatch(String),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Content(errors) => write!(f, "{errors}"),
+            LoadError::Compile(error) => write!(f, "{error}"),
+            LoadError::Build(error) => write!(f, "{error}"),
+            LoadError::Mismatch(reason) => f.write_str(reason),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Reads and compiles `content_dir`.
+pub fn compile_content(
+    content_dir: &Path,
+    config: &SiteConfig,
+    jwk: &PublicJwk,
+) -> Result<ArtifactSet, LoadError> {
+    let site = content::load(content_dir).map_err(LoadError::Content)?;
+    compile::compile(&CompileInput {
+        site: &site,
+        config,
+        jwk,
+    })
+    .map_err(LoadError::Compile)
+}
+
+/// Loads a `build/` and checks that it was made for this origin and this identity key.
+pub fn load_build(
+    build_dir: &Path,
+    config: &SiteConfig,
+    jwk: &PublicJwk,
+) -> Result<ArtifactSet, LoadError> {
+    let (set, base_url) = output::read_build(build_dir).map_err(LoadError::Build)?;
+    if base_url != config.base_url {
+        return Err(LoadError::Mismatch(format!(
+            "{} was built for {base_url}, but this server's base URL is {}; rebuild with --base-url {} or serve with --base-url {base_url}",
+            build_dir.display(),
+            config.base_url,
+            config.base_url
+        )));
+    }
+    let publishes_our_key = set.get(paths::JWKS).is_some_and(|jwks| {
+        let body = &jwks.identity.body;
+        let needle = format!("\"kid\":\"{}\"", jwk.kid);
+        body.windows(needle.len()).any(|w| w == needle.as_bytes())
+    });
+    if !publishes_our_key {
+        return Err(LoadError::Mismatch(format!(
+            "{} publishes a JWKS without this server's identity key (kid {}); build and serve with the same --state directory",
+            build_dir.display(),
+            jwk.kid
+        )));
+    }
+    Ok(set)
+}
+
+pub fn load(
+    source: &Source,
+    config: &SiteConfig,
+    jwk: &PublicJwk,
+) -> Result<ArtifactSet, LoadError> {
+    match source {
+        Source::Content(dir) => compile_content(dir, config, jwk),
+        Source::Build(dir) => load_build(dir, config, jwk),
+    }
+}
+
+/// One served version: the artifacts and the health document that describes them.
+#[derive(Debug)]
+pub struct Live {
+    pub artifacts: ArtifactSet,
+    pub health: Arc<Artifact>,
+}
+
+#[derive(Serialize)]
+struct Health<'a> {
+    status: &'static str,
+    version: &'static str,
+    started_at: String,
+    content: ContentHealth<'a>,
+}
+
+#[derive(Serialize)]
+struct ContentHealth<'a> {
+    revision: &'a str,
+    status: &'static str,
+    source: &'static str,
+}
+
+impl Live {
+    pub fn new(artifacts: ArtifactSet, source: &Source, started_at: SystemTime) -> Live {
+        let health = Health {
+            status: "ok",
+            version: env!("CARGO_PKG_VERSION"),
+            started_at: rfc3339(started_at),
+            content: ContentHealth {
+                revision: artifacts.revision(),
+                status: "ok",
+                source: source.label(),
+            },
+        };
+        let health = Artifact::json(
+            paths::API_HEALTH,
+            "application/json",
+            CachePolicy::Live,
+            &health,
+        )
+        .unwrap_or_else(|_| {
+            Artifact::new(
+                paths::API_HEALTH,
+                "application/json",
+                CachePolicy::Live,
+                "{\"status\":\"ok\"}\n",
+            )
+        });
+        Live {
+            artifacts,
+            health: Arc::new(health),
+        }
+    }
+}

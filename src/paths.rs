@@ -1,0 +1,20 @@
+//! Every public URL path the service answers, named once. Documents link to these and the
+//! router dispatches on them, so a link can never point somewhere the router does not serve.
+
+pub const INDEX: &str = "/";
+pub const API_COMPANY: &str = "/api/company";
+pub const API_HEALTH: &str = "/api/health";
+pub const OPENAPI: &str = "/openapi.json";
+pub const API_CATALOG: &str = "/.well-known/api-catalog";
+pub const PROTECTED_RESOURCE: &str = "/.well-known/oauth-protected-resource";
+pub const PROTECTED_RESOURCE_MCP: &str = "/.well-known/oauth-protected-resource/mcp";
+pub const AUTHORIZATION_SERVER: &str = "/.well-known/oauth-authorization-server";
+pub const JWKS: &str = "/.well-known/jwks.json";
+pub const AUTH_MD: &str = "/auth.md";
+
+pub const AGENT_IDENTITY: &str = "/agent/identity";
+pub const AGENT_IDENTITY_CLAIM: &str = "/agent/identity/claim";
+pub const OAUTH_AUTHORIZE: &str = "/oauth2/authorize";
+pub const OAUTH_TOKEN: &str = "/oauth2/token";
+pub const OAUTH_REVOKE: &str = "/oauth2/revoke";
+pub const MCP: &str = "/mcp";

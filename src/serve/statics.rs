@@ -1,0 +1,49 @@
+//! Responses for precompiled artifacts: conditional GET, encoding negotiation, HEAD.
+//! Nothing here computes a body; it picks one and clones its `Bytes`.
+
+use http_body_util::Full;
+use hyper::header::{
+    HeaderMap, HeaderValue, ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG,
+    IF_NONE_MATCH, VARY,
+};
+use hyper::{Response, StatusCode};
+
+use super::negotiate::{choose_encoding, none_match};
+use super::reply::Body;
+use crate::compile::Artifact;
+
+const VARY_ACCEPT_ENCODING: HeaderValue = HeaderValue::from_static("Accept-Encoding");
+
+/// The response for `artifact` given the request headers. HEAD gets the same response;
+/// hyper sends its headers (with the body's `Content-Length`) and drops the body.
+pub fn respond(artifact: &Artifact, request: &HeaderMap) -> Response<Body> {
+    let encoding = choose_encoding(request.get_all(ACCEPT_ENCODING).iter(), &artifact.encoded);
+    let representation = artifact.representation(encoding);
+
+    let not_modified = request.contains_key(IF_NONE_MATCH)
+        && none_match(request.get_all(IF_NONE_MATCH).iter(), &representation.etag);
+    let mut response = if not_modified {
+        let mut response = Response::new(Full::default());
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+        response
+    } else {
+        let mut response = Response::new(Full::new(representation.body.clone()));
+        response
+            .headers_mut()
+            .insert(CONTENT_TYPE, artifact.content_type.clone());
+        if let Some(encoding) = encoding {
+            response
+                .headers_mut()
+                .insert(CONTENT_ENCODING, HeaderValue::from_static(encoding.token()));
+        }
+        response
+    };
+    let headers = response.headers_mut();
+    headers.insert(ETAG, representation.etag.clone());
+    headers.insert(CACHE_CONTROL, artifact.cache_control.clone());
+    headers.insert(VARY, VARY_ACCEPT_ENCODING);
+    for (name, value) in &artifact.headers {
+        headers.append(name.clone(), value.clone());
+    }
+    response
+}
