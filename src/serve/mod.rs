@@ -100,7 +100,7 @@ pub async fn run(
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT)
-        .max_buf_size(MAX_HEAD_BYTES)
+        .max_header_size(MAX_HEAD_BYTES)
         .keep_alive(true);
     tokio::pin!(shutdown);
     loop {

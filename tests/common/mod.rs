@@ -1,0 +1,255 @@
+//! Test harness: a real server on an ephemeral loopback port, and a real HTTP client.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue};
+use hyper::{Method, Request, StatusCode};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+
+use dossier::auth::keys::Keys;
+use dossier::clock::{Clock, ManualClock};
+use dossier::config::{AuthPolicy, BaseUrl, SiteConfig};
+use dossier::live::{self, Source};
+use dossier::serve::{self, App};
+
+/// The repository's sample content.
+pub fn sample_content() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("content")
+}
+
+/// Copies the sample content into a fresh temporary directory that a test may edit.
+pub fn copy_of_sample_content(into: &Path) -> PathBuf {
+    let target = into.join("content");
+    for entry in walkdir::WalkDir::new(sample_content()) {
+        let entry = entry.unwrap();
+        let relative = entry.path().strip_prefix(sample_content()).unwrap();
+        let destination = target.join(relative);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&destination).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &destination).unwrap();
+        }
+    }
+    target
+}
+
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Reply {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "body is not JSON ({e}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    pub fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .unwrap_or_else(|| panic!("no {name} header in {:?}", self.headers))
+            .to_str()
+            .unwrap()
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8(self.body.to_vec()).unwrap()
+    }
+}
+
+pub struct HttpClient {
+    client: Client<HttpConnector, Full<Bytes>>,
+}
+
+impl Default for HttpClient {
+    fn default() -> Self {
+        HttpClient {
+            client: Client::builder(TokioExecutor::new()).build_http(),
+        }
+    }
+}
+
+impl HttpClient {
+    pub async fn send(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: impl Into<Bytes>,
+    ) -> Reply {
+        let mut request = Request::builder().method(method).uri(url);
+        for (name, value) in headers {
+            request = request.header(
+                HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                HeaderValue::from_str(value).unwrap(),
+            );
+        }
+        let request = request.body(Full::new(body.into())).unwrap();
+        let response = tokio::time::timeout(Duration::from_secs(30), self.client.request(request))
+            .await
+            .expect("request timed out")
+            .expect("request failed");
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+}
+
+/// An in-process server on 127.0.0.1:<ephemeral>, with a clock the test controls.
+pub struct TestServer {
+    pub base: String,
+    pub app: Arc<App>,
+    pub clock: Arc<ManualClock>,
+    pub client: HttpClient,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    _state: tempfile::TempDir,
+}
+
+impl TestServer {
+    pub async fn start() -> TestServer {
+        TestServer::start_with(Source::Content(sample_content())).await
+    }
+
+    pub async fn start_with(source: Source) -> TestServer {
+        let state = tempfile::tempdir().unwrap();
+        let keys = Keys::load_or_create(state.path()).unwrap();
+        TestServer::start_full(source, keys, state, None).await
+    }
+
+    pub async fn start_full(
+        source: Source,
+        keys: Keys,
+        state: tempfile::TempDir,
+        base: Option<BaseUrl>,
+    ) -> TestServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let base_url = base.unwrap_or_else(|| BaseUrl::parse(&format!("http://{addr}")).unwrap());
+        let config = SiteConfig {
+            base_url,
+            auth: AuthPolicy::default(),
+        };
+        let artifacts = live::load(&source, &config, keys.identity.jwk()).unwrap();
+        let clock = Arc::new(ManualClock::new(SystemTime::now()));
+        let app = Arc::new(App::new(
+            config,
+            keys,
+            clock.clone() as Arc<dyn Clock>,
+            source,
+            artifacts,
+        ));
+        let (shutdown, signal) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(serve::run(listener, app.clone(), async move {
+            let _ = signal.await;
+        }));
+        let task = tokio::spawn(async move {
+            task.await.unwrap().unwrap();
+        });
+        TestServer {
+            base: format!("http://{addr}"),
+            app,
+            clock,
+            client: HttpClient::default(),
+            shutdown: Some(shutdown),
+            task: Some(task),
+            _state: state,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub async fn get(&self, path: &str, headers: &[(&str, &str)]) -> Reply {
+        self.client
+            .send(Method::GET, &self.url(path), headers, Bytes::new())
+            .await
+    }
+
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: impl Into<Bytes>,
+    ) -> Reply {
+        self.client.send(method, &self.url(path), headers, body).await
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.unwrap();
+        }
+    }
+}
+
+/// The `dossier` binary as a child process, for CLI behaviour.
+pub struct ServerProcess {
+    pub child: Child,
+    pub base: String,
+}
+
+impl ServerProcess {
+    /// Starts `dossier serve --addr 127.0.0.1:0 <args>` and waits for its listening line.
+    pub fn start(args: &[&str]) -> ServerProcess {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dossier"))
+            .arg("serve")
+            .args(["--addr", "127.0.0.1:0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).unwrap();
+        let base = line
+            .trim()
+            .strip_prefix("dossier listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+            .to_string();
+        ServerProcess { child, base }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs the `dossier` binary to completion.
+pub fn run_dossier(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_dossier"))
+        .args(args)
+        .output()
+        .unwrap()
+}

@@ -1,0 +1,180 @@
+//! Content validation: every kind of mistake is reported as `file:line: field: message`,
+//! all at once, and a broken tree never replaces a good build.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use dossier::content;
+
+/// Loads a copy of the sample content after `edit`, and returns the error lines with the
+/// temporary directory prefix removed.
+fn errors_after(edit: impl FnOnce(&Path)) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let content_dir = common::copy_of_sample_content(dir.path());
+    edit(&content_dir);
+    let errors = content::load(&content_dir).expect_err("the broken content was accepted");
+    let prefix = format!("{}/", content_dir.display());
+    errors
+        .iter()
+        .map(|e| e.to_string().replace(&prefix, ""))
+        .collect()
+}
+
+fn replace_in(file: &Path, from: &str, to: &str) {
+    let text = fs::read_to_string(file).unwrap();
+    assert!(text.contains(from), "{from:?} not in {}", file.display());
+    fs::write(file, text.replacen(from, to, 1)).unwrap();
+}
+
+#[test]
+fn the_sample_content_is_valid() {
+    let site = content::load(&common::sample_content()).unwrap();
+    assert!(site.divisions.len() >= 4);
+    assert!(site.pages.len() >= 6);
+    assert!(site.company.contact.email.is_some());
+    assert!(site.divisions.iter().all(|d| d.contact.is_some()));
+}
+
+#[test]
+fn json_syntax_errors_name_the_line() {
+    let errors = errors_after(|dir| {
+        replace_in(&dir.join("divisions/public-sector.json"), "\"summary\":", "\"summary\" ");
+    });
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].starts_with("divisions/public-sector.json:4: -: expected `:`"), "{errors:?}");
+}
+
+#[test]
+fn missing_required_fields_name_the_field() {
+    let errors = errors_after(|dir| {
+        replace_in(&dir.join("company.json"), "  \"name\": \"Cobalt Ridge Instruments\",\n", "");
+    });
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].starts_with("company.json:"), "{errors:?}");
+    assert!(errors[0].contains(": -: missing field `name`"), "{errors:?}");
+}
+
+#[test]
+fn wrong_types_name_the_nested_field_and_line() {
+    let errors = errors_after(|dir| {
+        replace_in(&dir.join("company.json"), "\"year\": 2004", "\"year\": \"2004\"");
+    });
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].starts_with("company.json:8: founded.year: invalid type: string \"2004\""), "{errors:?}");
+}
+
+#[test]
+fn unknown_fields_are_typos_not_silently_dropped() {
+    let errors = errors_after(|dir| {
+        replace_in(&dir.join("divisions/field-sensors.json"), "\"summary\":", "\"sumary\":");
+    });
+    assert!(errors[0].starts_with("divisions/field-sensors.json:4: sumary: unknown field `sumary`"), "{errors:?}");
+}
+
+#[test]
+fn bad_emails_urls_phones_and_countries_are_located() {
+    let errors = errors_after(|dir| {
+        let company = dir.join("company.json");
+        replace_in(&company, "hello@cobaltridge.example", "hello-at-cobaltridge");
+        replace_in(&company, "\"url\": \"https://docs.cobaltridge.example\"", "\"url\": \"docs.cobaltridge.example\"");
+        replace_in(&company, "+1 303 555 0142", "call us");
+        replace_in(&company, "\"country\": \"US\"", "\"country\": \"USA\"");
+    });
+    assert_eq!(
+        errors,
+        [
+            "company.json:16: headquarters.country: `USA` is not an ISO 3166-1 alpha-2 country code like `DE` or `US`",
+            "company.json:20: contact.email: `hello-at-cobaltridge` is not an email address like `press@example.com`",
+            "company.json:21: contact.phone: `call us` is not a phone number like `+49 30 1234 5678`",
+            "company.json:33: links[1].url: `docs.cobaltridge.example` is not an absolute http(s) URL like `https://example.com/about`",
+        ]
+    );
+}
+
+#[test]
+fn duplicate_division_ids_and_page_slugs_are_refused() {
+    let errors = errors_after(|dir| {
+        fs::copy(dir.join("divisions/field-sensors.json"), dir.join("divisions/zz-copy.json")).unwrap();
+        fs::copy(dir.join("pages/about.md"), dir.join("pages/about-copy.md")).unwrap();
+        replace_in(&dir.join("pages/about-copy.md"), "title = \"About Cobalt Ridge\"", "title = \"About\"\nslug = \"about\"");
+    });
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(errors.iter().any(|e| e.starts_with("divisions/zz-copy.json:2: id: duplicate division id `field-sensors`")), "{errors:?}");
+    assert!(errors.iter().any(|e| e.starts_with("pages/about.md:2: slug: duplicate page slug `about`, already used by pages/about-copy.md")), "{errors:?}");
+}
+
+#[test]
+fn references_to_unknown_divisions_list_the_known_ones() {
+    let errors = errors_after(|dir| {
+        replace_in(&dir.join("pages/support.md"), "division = \"customer-care\"", "division = \"customer-service\"");
+    });
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].starts_with("pages/support.md:4: division: unknown division `customer-service`; known divisions: calibration-labs, customer-care"), "{errors:?}");
+}
+
+#[test]
+fn front_matter_problems_are_located() {
+    let errors = errors_after(|dir| {
+        fs::write(dir.join("pages/no-front-matter.md"), "# Just text\n").unwrap();
+        fs::write(dir.join("pages/unclosed.md"), "+++\ntitle = \"x\"\n").unwrap();
+        replace_in(&dir.join("pages/history.md"), "updated = \"2026-03-02\"", "updated = \"March 2026\"");
+        replace_in(&dir.join("pages/press.md"), "summary = ", "summary = 42 #");
+        replace_in(&dir.join("pages/careers.md"), "email = \"careers@cobaltridge.example\"", "email = \"careers\"");
+        fs::write(dir.join("pages/Bad_Name.md"), "+++\ntitle = \"t\"\nsummary = \"s\"\n+++\ntext\n").unwrap();
+        fs::write(dir.join("pages/empty.md"), "+++\ntitle = \"t\"\nsummary = \"s\"\n+++\n\n").unwrap();
+    });
+    let expected = [
+        "pages/Bad_Name.md:2: slug: the file name `Bad_Name` is not a usable slug",
+        "pages/careers.md:8: contact.email: `careers` is not an email address",
+        "pages/empty.md:5: body: empty",
+        "pages/history.md:4: updated: `March 2026` is not a date in the form YYYY-MM-DD",
+        "pages/no-front-matter.md:1: -: missing front matter",
+        "pages/press.md:3: summary: invalid type: integer `42`",
+        "pages/unclosed.md:1: -: unclosed front matter",
+    ];
+    assert_eq!(errors.len(), expected.len(), "{errors:#?}");
+    for (error, prefix) in errors.iter().zip(expected) {
+        assert!(error.starts_with(prefix), "{error:?} should start with {prefix:?}");
+    }
+}
+
+#[test]
+fn unreadable_and_unexpected_files_are_errors() {
+    let errors = errors_after(|dir| {
+        fs::remove_file(dir.join("company.json")).unwrap();
+        fs::write(dir.join("divisions/notes.txt"), "todo").unwrap();
+        fs::write(dir.join("divisions/.swap.json"), "{").unwrap();
+        fs::write(dir.join("divisions/backup.json~"), "{").unwrap();
+        fs::write(dir.join("pages/binary.md"), [0xff, 0xfe, 0x00]).unwrap();
+        fs::write(dir.join("pages/huge.md"), vec![b'a'; 2 * 1024 * 1024]).unwrap();
+    });
+    assert_eq!(
+        errors,
+        [
+            "company.json:0: -: missing: this file is required",
+            "divisions/notes.txt:0: -: unexpected entry: this directory holds only `.json` files",
+            "pages/binary.md:1: -: not valid UTF-8",
+            "pages/huge.md:0: -: too large: 2097152 bytes, at most 1048576",
+        ]
+    );
+}
+
+#[test]
+fn hostile_json_does_not_crash_the_loader() {
+    let errors = errors_after(|dir| {
+        fs::write(dir.join("divisions/deep.json"), "[".repeat(100_000)).unwrap();
+        fs::write(dir.join("divisions/empty.json"), "").unwrap();
+        fs::write(dir.join("divisions/trailing.json"), "{\"id\": \"x\"} {}").unwrap();
+        let company = fs::read_to_string(dir.join("company.json")).unwrap();
+        fs::write(dir.join("company.json"), company + "\n{}\n").unwrap();
+    });
+    assert_eq!(errors.len(), 4, "{errors:?}");
+    assert!(errors[0].starts_with("company.json:44: -: trailing characters"), "{errors:?}");
+    let errors = &errors[1..];
+    assert_eq!(errors.len(), 3);
+    assert!(errors[0].starts_with("divisions/deep.json:1: "), "{errors:?}");
+    assert!(errors[1].starts_with("divisions/empty.json:1: -: EOF while parsing"), "{errors:?}");
+    assert!(errors[2].starts_with("divisions/trailing.json:1: -: missing field `name`"), "{errors:?}");
+}
