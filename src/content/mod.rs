@@ -49,7 +49,8 @@ pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
 
     let company_file = dir.join("company.json");
     let company = read_text(&company_file, &mut errors)
-        .and_then(|text| parse_json::<Company>(&company_file, &text, &mut errors, Company::check));
+        .and_then(|text| parse_json::<Company>(&company_file, &text, &mut errors, Company::check))
+        .and_then(|(company, valid)| valid.then_some(company));
 
     let mut divisions = Vec::new();
     let mut division_files: HashMap<String, PathBuf> = HashMap::new();
@@ -57,7 +58,10 @@ pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
         let Some(text) = read_text(&file, &mut errors) else {
             continue;
         };
-        let Some(division) = parse_json::<Division>(&file, &text, &mut errors, Division::check)
+        // A division that parses but breaks a field rule still claims its id, so pages
+        // that reference it are not reported as broken too.
+        let Some((division, valid)) =
+            parse_json::<Division>(&file, &text, &mut errors, Division::check)
         else {
             continue;
         };
@@ -75,7 +79,9 @@ pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
             continue;
         }
         division_files.insert(division.id.clone(), file);
-        divisions.push(division);
+        if valid {
+            divisions.push(division);
+        }
     }
 
     let mut pages = Vec::new();
@@ -235,13 +241,14 @@ fn read_text(file: &Path, errors: &mut ContentErrors) -> Option<String> {
     }
 }
 
-/// Parses a JSON file into `T` and runs its field rules.
+/// Parses a JSON file into `T` and runs its field rules. `None` when it does not parse;
+/// otherwise the value and whether it passed every rule (problems are already reported).
 fn parse_json<T: DeserializeOwned>(
     file: &Path,
     text: &str,
     errors: &mut ContentErrors,
     check: fn(&T, &mut Problems),
-) -> Option<T> {
+) -> Option<(T, bool)> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let parsed = serde_path_to_error::deserialize(&mut deserializer)
         .map_err(|error| (field_name(&error.path().to_string()), error.into_inner()))
@@ -255,12 +262,9 @@ fn parse_json<T: DeserializeOwned>(
         Ok(value) => {
             let mut problems = Problems::default();
             check(&value, &mut problems);
-            if problems.0.is_empty() {
-                Some(value)
-            } else {
-                report(file, &FieldLines::from_json(text), problems, errors);
-                None
-            }
+            let valid = problems.0.is_empty();
+            report(file, &FieldLines::from_json(text), problems, errors);
+            Some((value, valid))
         }
         Err((field, inner)) => {
             errors.push(ContentError {

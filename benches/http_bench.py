@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Load benchmark: dossier against nginx serving the same build/, in the same run.
+
+Both servers get the same bytes: `dossier build` writes build/, dossier serves it with
+`serve --from`, and nginx serves the files of that directory with the same content types,
+cache, CORS and Vary headers (nginx computes its own ETag; the 304 case uses each server's
+own tag). wrk hits both alternately, several rounds each, and the ratio dossier/nginx is
+printed per case. Numbers are only comparable within one run on one machine.
+
+Usage: python3 benches/http_bench.py [--rounds N] [--duration SECONDS] [--connections N]
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOSSIER = os.path.join(ROOT, "target", "release", "dossier")
+
+
+def ensure_tools():
+    missing = [tool for tool in ("nginx", "wrk") if shutil.which(tool) is None and not os.path.exists(f"/usr/sbin/{tool}")]
+    if missing:
+        print(f"installing {' '.join(missing)} with apt-get", file=sys.stderr)
+        subprocess.run(["apt-get", "update", "-qq"], check=True)
+        packages = ["nginx-light" if tool == "nginx" else tool for tool in missing]
+        subprocess.run(["apt-get", "install", "-y", "-qq", *packages], check=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(url, deadline=20):
+    end = time.time() + deadline
+    while time.time() < end:
+        try:
+            with urllib.request.urlopen(url, timeout=1):
+                return
+        except Exception:
+            time.sleep(0.05)
+    raise SystemExit(f"{url} did not come up")
+
+
+def nginx_config(build_dir, manifest, port, workdir):
+    """A tuned nginx config (as in shared/reference/perf.md) serving build/ like dossier."""
+    locations = []
+    for path, entry in sorted(manifest["artifacts"].items()):
+        headers = [
+            ("Cache-Control", entry["cache_control"]),
+            ("Access-Control-Allow-Origin", "*"),
+            ("Access-Control-Expose-Headers", "ETag, Link, WWW-Authenticate, Retry-After, Content-Length"),
+            ("X-Content-Type-Options", "nosniff"),
+        ]
+        headers += [(name, value) for name, value in entry.get("headers", {}).items()]
+        add = "\n".join(
+            f"            add_header {name} '{value}' always;" for name, value in headers
+        )
+        content_type = entry["content_type"].replace('"', '\\"')
+        locations.append(f"""
+        location = {path} {{
+            types {{ }}
+            default_type "{content_type}";
+{add}
+            try_files /{entry['file']} =404;
+        }}""")
+    config = f"""
+worker_processes 2;
+pid {workdir}/nginx.pid;
+error_log {workdir}/error.log warn;
+daemon off;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    tcp_nodelay on;
+    keepalive_timeout 65;
+    keepalive_requests 1000000;
+    open_file_cache max=1000 inactive=60s;
+    open_file_cache_valid 60s;
+    gzip_static on;
+    gzip_vary on;
+    client_body_temp_path {workdir}/body;
+    proxy_temp_path {workdir}/proxy;
+    fastcgi_temp_path {workdir}/fastcgi;
+    uwsgi_temp_path {workdir}/uwsgi;
+    scgi_temp_path {workdir}/scgi;
+    server {{
+        listen 127.0.0.1:{port} reuseport;
+        root {build_dir};
+{''.join(locations)}
+    }}
+}}
+"""
+    path = os.path.join(workdir, "nginx.conf")
+    with open(path, "w") as f:
+        f.write(config)
+    return path
+
+
+def to_micros(value):
+    number, unit = re.match(r"([\d.]+)(\w+)", value).groups()
+    return float(number) * {"us": 1, "ms": 1000, "s": 1_000_000}[unit]
+
+
+def run_wrk(url, headers, duration, connections):
+    command = ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency"]
+    for header in headers:
+        command += ["-H", header]
+    output = subprocess.run(command + [url], capture_output=True, text=True, check=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+    p50 = to_micros(re.search(r"^\s+50%\s+(\S+)", output, re.M).group(1))
+    p99 = to_micros(re.search(r"^\s+99%\s+(\S+)", output, re.M).group(1))
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    if errors:
+        raise SystemExit(f"{url}: {errors.group(1)} error responses\n{output}")
+    return rps, p50, p99
+
+
+def fetch(url, headers):
+    request = urllib.request.Request(url, headers=headers)
+    with urllib.request.urlopen(request) as response:
+        return response.read(), response.headers
+
+
+def check_same_responses(servers):
+    """Refuse to compare servers that do not send the same bytes and content headers."""
+    for headers in ({}, {"Accept-Encoding": "gzip"}):
+        answers = {name: fetch(url + "/api/company", headers) for name, url in servers.items()}
+        (a_body, a_headers), (b_body, b_headers) = answers.values()
+        if a_body != b_body:
+            raise SystemExit(f"servers send different bodies for {headers}")
+        for name in ("Content-Type", "Content-Encoding", "Cache-Control", "Vary", "Access-Control-Allow-Origin"):
+            if a_headers.get(name) != b_headers.get(name):
+                raise SystemExit(f"servers differ in {name}: {a_headers.get(name)!r} vs {b_headers.get(name)!r}")
+
+
+def etag_of(url):
+    with urllib.request.urlopen(url) as response:
+        return response.headers["ETag"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--duration", type=int, default=5)
+    parser.add_argument("--connections", type=int, default=64)
+    args = parser.parse_args()
+
+    ensure_tools()
+    if not os.path.exists(DOSSIER):
+        raise SystemExit("build dossier first: cargo build --release")
+    workdir = tempfile.mkdtemp(prefix="dossier-bench-")
+    os.chmod(workdir, 0o755)  # nginx workers run as an unprivileged user
+    dossier_port, nginx_port = free_port(), free_port()
+    base = f"http://127.0.0.1:{dossier_port}"
+    build_dir = os.path.join(workdir, "build")
+    state = os.path.join(workdir, "state")
+    subprocess.run([DOSSIER, "build", "--content", os.path.join(ROOT, "content"), "--out", build_dir,
+                    "--base-url", base, "--state", state], check=True, stderr=subprocess.DEVNULL)
+    with open(os.path.join(build_dir, "manifest.json")) as f:
+        manifest = json.load(f)
+
+    env = dict(os.environ, DOSSIER_LOG="warn")
+    dossier = subprocess.Popen([DOSSIER, "serve", "--from", build_dir, "--addr", f"127.0.0.1:{dossier_port}",
+                                "--state", state], stdout=subprocess.DEVNULL, env=env)
+    nginx_bin = shutil.which("nginx") or "/usr/sbin/nginx"
+    nginx = subprocess.Popen([nginx_bin, "-c", nginx_config(build_dir, manifest, nginx_port, workdir)])
+    servers = {"dossier": f"http://127.0.0.1:{dossier_port}", "nginx": f"http://127.0.0.1:{nginx_port}"}
+    try:
+        for url in servers.values():
+            wait_for(url + "/api/company")
+        check_same_responses(servers)
+        cases = {
+            "GET /api/company (identity)": lambda server: [],
+            "GET /api/company (gzip)": lambda server: ["Accept-Encoding: gzip"],
+            "GET /api/company (304)": lambda server: [f"If-None-Match: {etag_of(server + '/api/company')}"],
+        }
+        print(f"wrk -t2 -c{args.connections} -d{args.duration}s, {args.rounds} alternating rounds per server; "
+              f"body {len(open(os.path.join(build_dir, 'api/company'), 'rb').read())} bytes", flush=True)
+        print(f"{'case':32} {'server':8} {'req/s':>10} {'p50 µs':>9} {'p99 µs':>9}")
+        for case, headers_for in cases.items():
+            results = {name: [] for name in servers}
+            for _ in range(args.rounds):
+                for name, server in servers.items():
+                    results[name].append(run_wrk(server + "/api/company", headers_for(server),
+                                                 args.duration, args.connections))
+            medians = {}
+            for name, runs in results.items():
+                rps = statistics.median(r[0] for r in runs)
+                p50 = statistics.median(r[1] for r in runs)
+                p99 = statistics.median(r[2] for r in runs)
+                medians[name] = rps
+                print(f"{case:32} {name:8} {rps:10.0f} {p50:9.0f} {p99:9.0f}   rounds: "
+                      + ", ".join(f"{r[0]:.0f}" for r in runs), flush=True)
+            print(f"{case:32} ratio dossier/nginx: {medians['dossier'] / medians['nginx']:.2f}x", flush=True)
+    finally:
+        dossier.send_signal(signal.SIGTERM)
+        nginx.send_signal(signal.SIGQUIT)
+        dossier.wait(timeout=15)
+        nginx.wait(timeout=15)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

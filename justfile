@@ -1,0 +1,32 @@
+# dossier: serve a company's public information to AI agents.
+# `just` lists the recipes.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# List the recipes.
+default:
+    @just --list
+
+# Compile content/ and serve it on 127.0.0.1:8080 (flags pass through, e.g. `just serve --addr 0.0.0.0:9000`).
+serve *ARGS:
+    cargo run --release -- serve {{ARGS}}
+
+# Compile content/ into build/ (flags pass through, e.g. `just build --base-url https://info.example.com`).
+build *ARGS:
+    cargo run --release -- build {{ARGS}}
+
+# Run every test: Rust unit and integration tests, then the checks made with others' tools.
+test:
+    cargo test --all-targets
+    python3 -m pip install --quiet --disable-pip-version-check -r tests/external/requirements.txt
+    python3 -m pytest -q tests/external
+
+# Formatting and lints, as CI enforces them.
+lint:
+    cargo fmt --check
+    cargo clippy --all-targets -- -D warnings
+
+# Load benchmark: dossier against nginx serving the same build/, as a ratio.
+bench *ARGS:
+    cargo build --release
+    python3 benches/http_bench.py {{ARGS}}
