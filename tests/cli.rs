@@ -46,7 +46,11 @@ async fn serving_a_build_gives_the_same_bytes_and_headers_as_serving_content() {
     let (out, state) = (dir.path().join("build"), dir.path().join("state"));
     let content = common::sample_content();
     let output = build(&content, &out, &state);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let manifest: serde_json::Value =
         serde_json::from_slice(&fs::read(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["base_url"], BASE);
@@ -69,25 +73,50 @@ async fn serving_a_build_gives_the_same_bytes_and_headers_as_serving_content() {
         let on_disk = fs::read(out.join(entry["file"].as_str().unwrap())).unwrap();
         for encoding in ["identity", "gzip", "br"] {
             let headers = [("accept-encoding", encoding)];
-            let a = client.send(Method::GET, &from_content.url(path), &headers, "").await;
-            let b = client.send(Method::GET, &from_build.url(path), &headers, "").await;
+            let a = client
+                .send(Method::GET, &from_content.url(path), &headers, "")
+                .await;
+            let b = client
+                .send(Method::GET, &from_build.url(path), &headers, "")
+                .await;
             assert_eq!(a.status, StatusCode::OK, "{path}");
             assert_eq!(a.status, b.status, "{path}");
             assert_eq!(a.body, b.body, "{path} {encoding}");
-            for name in ["content-type", "etag", "cache-control", "vary", "link", "content-encoding", "content-length"] {
-                assert_eq!(a.headers.get(name), b.headers.get(name), "{path} {encoding} {name}");
+            for name in [
+                "content-type",
+                "etag",
+                "cache-control",
+                "vary",
+                "link",
+                "content-encoding",
+                "content-length",
+            ] {
+                assert_eq!(
+                    a.headers.get(name),
+                    b.headers.get(name),
+                    "{path} {encoding} {name}"
+                );
             }
             if encoding == "identity" {
                 assert_eq!(a.body, on_disk, "{path}");
                 assert_eq!(a.header("etag"), entry["etag"].as_str().unwrap());
-                assert_eq!(a.header("content-type"), entry["content_type"].as_str().unwrap());
+                assert_eq!(
+                    a.header("content-type"),
+                    entry["content_type"].as_str().unwrap()
+                );
             } else if let Some(variant) = entry["encodings"].get(encoding) {
-                assert_eq!(a.body, fs::read(out.join(variant["file"].as_str().unwrap())).unwrap());
+                assert_eq!(
+                    a.body,
+                    fs::read(out.join(variant["file"].as_str().unwrap())).unwrap()
+                );
                 assert_eq!(a.header("etag"), variant["etag"].as_str().unwrap());
             }
         }
     }
-    let health = client.send(Method::GET, &from_build.url("/api/health"), &[], "").await.json();
+    let health = client
+        .send(Method::GET, &from_build.url("/api/health"), &[], "")
+        .await
+        .json();
     assert_eq!(health["content"]["source"], "build");
     assert_eq!(health["content"]["revision"], manifest["revision"]);
 }
@@ -102,17 +131,34 @@ fn a_broken_content_tree_fails_the_build_and_leaves_the_last_build_untouched() {
 
     let division = content.join("divisions/data-platform.json");
     let text = fs::read_to_string(&division).unwrap();
-    fs::write(&division, text.replace("\"ridgeline@cobaltridge.example\"", "\"ridgeline\"")).unwrap();
-    fs::write(content.join("pages/orphan.md"), "+++\ntitle = \"Orphan\"\nsummary = \"s\"\ndivision = \"nowhere\"\n+++\nText\n").unwrap();
+    fs::write(
+        &division,
+        text.replace("\"ridgeline@cobaltridge.example\"", "\"ridgeline\""),
+    )
+    .unwrap();
+    fs::write(
+        content.join("pages/orphan.md"),
+        "+++\ntitle = \"Orphan\"\nsummary = \"s\"\ndivision = \"nowhere\"\n+++\nText\n",
+    )
+    .unwrap();
 
     let output = build(&content, &out, &state);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let division_line = format!("{}:10: contact.email: `ridgeline` is not an email address", division.display());
+    let division_line = format!(
+        "{}:10: contact.email: `ridgeline` is not an email address",
+        division.display()
+    );
     assert!(stderr.contains(&division_line), "{stderr}");
-    let orphan_line = format!("{}:4: division: unknown division `nowhere`", content.join("pages/orphan.md").display());
+    let orphan_line = format!(
+        "{}:4: division: unknown division `nowhere`",
+        content.join("pages/orphan.md").display()
+    );
     assert!(stderr.contains(&orphan_line), "{stderr}");
-    assert!(stderr.contains("2 problems; nothing was written"), "{stderr}");
+    assert!(
+        stderr.contains("2 problems; nothing was written"),
+        "{stderr}"
+    );
     assert_eq!(snapshot(&out), before, "the previous build changed");
     let leftovers: Vec<_> = fs::read_dir(dir.path())
         .unwrap()
@@ -122,7 +168,15 @@ fn a_broken_content_tree_fails_the_build_and_leaves_the_last_build_untouched() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 
     // A broken tree also refuses to start a server: there is no last good version yet.
-    let serve = run_dossier(&["serve", "--addr", "127.0.0.1:0", "--content", content.to_str().unwrap(), "--state", state.to_str().unwrap()]);
+    let serve = run_dossier(&[
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--content",
+        content.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+    ]);
     assert_eq!(serve.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&serve.stderr).contains("unknown division `nowhere`"));
 }
@@ -135,7 +189,10 @@ fn a_build_refuses_to_overwrite_a_directory_it_did_not_write() {
     fs::write(out.join("thesis.tex"), "years of work").unwrap();
     let output = build(&common::sample_content(), &out, &dir.path().join("state"));
     assert!(!output.status.success());
-    assert_eq!(fs::read_to_string(out.join("thesis.tex")).unwrap(), "years of work");
+    assert_eq!(
+        fs::read_to_string(out.join("thesis.tex")).unwrap(),
+        "years of work"
+    );
 }
 
 #[test]
@@ -144,16 +201,35 @@ fn keys_persist_across_runs_and_a_corrupt_key_stops_startup() {
     let state = dir.path().join("state");
     let content = common::sample_content();
     let jwks = |out: &Path| fs::read_to_string(out.join(".well-known/jwks.json")).unwrap();
-    assert!(build(&content, &dir.path().join("a"), &state).status.success());
-    assert!(build(&content, &dir.path().join("b"), &state).status.success());
+    assert!(build(&content, &dir.path().join("a"), &state)
+        .status
+        .success());
+    assert!(build(&content, &dir.path().join("b"), &state)
+        .status
+        .success());
     assert_eq!(jwks(&dir.path().join("a")), jwks(&dir.path().join("b")));
 
     let key = state.join("identity-es256.pem");
-    fs::write(&key, "-----BEGIN PRIVATE KEY-----\nbroken\n-----END PRIVATE KEY-----\n").unwrap();
-    let output = run_dossier(&["serve", "--addr", "127.0.0.1:0", "--content", content.to_str().unwrap(), "--state", state.to_str().unwrap()]);
+    fs::write(
+        &key,
+        "-----BEGIN PRIVATE KEY-----\nbroken\n-----END PRIVATE KEY-----\n",
+    )
+    .unwrap();
+    let output = run_dossier(&[
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--content",
+        content.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+    ]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("identity-es256.pem") && stderr.contains("left untouched"), "{stderr}");
+    assert!(
+        stderr.contains("identity-es256.pem") && stderr.contains("left untouched"),
+        "{stderr}"
+    );
     assert!(fs::read_to_string(&key).unwrap().contains("broken"));
 }
 
@@ -161,27 +237,65 @@ fn keys_persist_across_runs_and_a_corrupt_key_stops_startup() {
 fn a_build_for_another_key_or_a_tampered_build_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("build");
-    assert!(build(&common::sample_content(), &out, &dir.path().join("state")).status.success());
+    assert!(
+        build(&common::sample_content(), &out, &dir.path().join("state"))
+            .status
+            .success()
+    );
 
     let other_state = dir.path().join("other-state");
-    let output = run_dossier(&["serve", "--addr", "127.0.0.1:0", "--from", out.to_str().unwrap(), "--state", other_state.to_str().unwrap()]);
+    let output = run_dossier(&[
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--from",
+        out.to_str().unwrap(),
+        "--state",
+        other_state.to_str().unwrap(),
+    ]);
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("same --state"));
 
     fs::write(out.join("api/company"), "{}").unwrap();
-    let output = run_dossier(&["serve", "--addr", "127.0.0.1:0", "--from", out.to_str().unwrap(), "--state", dir.path().join("state").to_str().unwrap()]);
+    let output = run_dossier(&[
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--from",
+        out.to_str().unwrap(),
+        "--state",
+        dir.path().join("state").to_str().unwrap(),
+    ]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("api/company") && stderr.contains("does not match its ETag"), "{stderr}");
+    assert!(
+        stderr.contains("api/company") && stderr.contains("does not match its ETag"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn base_urls_must_be_plain_origins() {
     let dir = tempfile::tempdir().unwrap();
-    for bad in ["https://info.example.com/", "info.example.com", "https://info.example.com/api"] {
-        let output = run_dossier(&["build", "--base-url", bad, "--out", dir.path().join("b").to_str().unwrap(), "--state", dir.path().join("s").to_str().unwrap()]);
+    for bad in [
+        "https://info.example.com/",
+        "info.example.com",
+        "https://info.example.com/api",
+    ] {
+        let output = run_dossier(&[
+            "build",
+            "--base-url",
+            bad,
+            "--out",
+            dir.path().join("b").to_str().unwrap(),
+            "--state",
+            dir.path().join("s").to_str().unwrap(),
+        ]);
         assert_eq!(output.status.code(), Some(2), "{bad}");
-        assert!(String::from_utf8_lossy(&output.stderr).contains("base URL"), "{bad}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("base URL"),
+            "{bad}"
+        );
     }
 }
 
@@ -198,10 +312,23 @@ async fn environment_variables_configure_the_server() {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
-    let url = line.trim().strip_prefix("dossier listening on ").unwrap().to_string();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("dossier listening on ")
+        .unwrap()
+        .to_string();
     let prm = HttpClient::default()
-        .send(Method::GET, &format!("{url}/.well-known/oauth-protected-resource"), &[], "")
+        .send(
+            Method::GET,
+            &format!("{url}/.well-known/oauth-protected-resource"),
+            &[],
+            "",
+        )
         .await
         .json();
     assert_eq!(prm["resource"], format!("{BASE}/"));

@@ -40,45 +40,81 @@ fn the_sample_content_is_valid() {
 #[test]
 fn json_syntax_errors_name_the_line() {
     let errors = errors_after(|dir| {
-        replace_in(&dir.join("divisions/public-sector.json"), "\"summary\":", "\"summary\" ");
+        replace_in(
+            &dir.join("divisions/public-sector.json"),
+            "\"summary\":",
+            "\"summary\" ",
+        );
     });
     assert_eq!(errors.len(), 1, "{errors:?}");
-    assert!(errors[0].starts_with("divisions/public-sector.json:4: -: expected `:`"), "{errors:?}");
+    assert!(
+        errors[0].starts_with("divisions/public-sector.json:4: -: expected `:`"),
+        "{errors:?}"
+    );
 }
 
 #[test]
 fn missing_required_fields_name_the_field() {
     let errors = errors_after(|dir| {
-        replace_in(&dir.join("company.json"), "  \"name\": \"Cobalt Ridge Instruments\",\n", "");
+        replace_in(
+            &dir.join("company.json"),
+            "  \"name\": \"Cobalt Ridge Instruments\",\n",
+            "",
+        );
     });
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].starts_with("company.json:"), "{errors:?}");
-    assert!(errors[0].contains(": -: missing field `name`"), "{errors:?}");
+    assert!(
+        errors[0].contains(": -: missing field `name`"),
+        "{errors:?}"
+    );
 }
 
 #[test]
 fn wrong_types_name_the_nested_field_and_line() {
     let errors = errors_after(|dir| {
-        replace_in(&dir.join("company.json"), "\"year\": 2004", "\"year\": \"2004\"");
+        replace_in(
+            &dir.join("company.json"),
+            "\"year\": 2004",
+            "\"year\": \"2004\"",
+        );
     });
     assert_eq!(errors.len(), 1, "{errors:?}");
-    assert!(errors[0].starts_with("company.json:8: founded.year: invalid type: string \"2004\""), "{errors:?}");
+    assert!(
+        errors[0].starts_with("company.json:8: founded.year: invalid type: string \"2004\""),
+        "{errors:?}"
+    );
 }
 
 #[test]
 fn unknown_fields_are_typos_not_silently_dropped() {
     let errors = errors_after(|dir| {
-        replace_in(&dir.join("divisions/field-sensors.json"), "\"summary\":", "\"sumary\":");
+        replace_in(
+            &dir.join("divisions/field-sensors.json"),
+            "\"summary\":",
+            "\"sumary\":",
+        );
     });
-    assert!(errors[0].starts_with("divisions/field-sensors.json:4: sumary: unknown field `sumary`"), "{errors:?}");
+    assert!(
+        errors[0].starts_with("divisions/field-sensors.json:4: sumary: unknown field `sumary`"),
+        "{errors:?}"
+    );
 }
 
 #[test]
 fn bad_emails_urls_phones_and_countries_are_located() {
     let errors = errors_after(|dir| {
         let company = dir.join("company.json");
-        replace_in(&company, "hello@cobaltridge.example", "hello-at-cobaltridge");
-        replace_in(&company, "\"url\": \"https://docs.cobaltridge.example\"", "\"url\": \"docs.cobaltridge.example\"");
+        replace_in(
+            &company,
+            "hello@cobaltridge.example",
+            "hello-at-cobaltridge",
+        );
+        replace_in(
+            &company,
+            "\"url\": \"https://docs.cobaltridge.example\"",
+            "\"url\": \"docs.cobaltridge.example\"",
+        );
         replace_in(&company, "+1 303 555 0142", "call us");
         replace_in(&company, "\"country\": \"US\"", "\"country\": \"USA\"");
     });
@@ -96,19 +132,35 @@ fn bad_emails_urls_phones_and_countries_are_located() {
 #[test]
 fn duplicate_division_ids_and_page_slugs_are_refused() {
     let errors = errors_after(|dir| {
-        fs::copy(dir.join("divisions/field-sensors.json"), dir.join("divisions/zz-copy.json")).unwrap();
+        fs::copy(
+            dir.join("divisions/field-sensors.json"),
+            dir.join("divisions/zz-copy.json"),
+        )
+        .unwrap();
         fs::copy(dir.join("pages/about.md"), dir.join("pages/about-copy.md")).unwrap();
-        replace_in(&dir.join("pages/about-copy.md"), "title = \"About Cobalt Ridge\"", "title = \"About\"\nslug = \"about\"");
+        replace_in(
+            &dir.join("pages/about-copy.md"),
+            "title = \"About Cobalt Ridge\"",
+            "title = \"About\"\nslug = \"about\"",
+        );
     });
     assert_eq!(errors.len(), 2, "{errors:?}");
-    assert!(errors.iter().any(|e| e.starts_with("divisions/zz-copy.json:2: id: duplicate division id `field-sensors`")), "{errors:?}");
+    assert!(
+        errors.iter().any(|e| e
+            .starts_with("divisions/zz-copy.json:2: id: duplicate division id `field-sensors`")),
+        "{errors:?}"
+    );
     assert!(errors.iter().any(|e| e.starts_with("pages/about.md:2: slug: duplicate page slug `about`, already used by pages/about-copy.md")), "{errors:?}");
 }
 
 #[test]
 fn references_to_unknown_divisions_list_the_known_ones() {
     let errors = errors_after(|dir| {
-        replace_in(&dir.join("pages/support.md"), "division = \"customer-care\"", "division = \"customer-service\"");
+        replace_in(
+            &dir.join("pages/support.md"),
+            "division = \"customer-care\"",
+            "division = \"customer-service\"",
+        );
     });
     assert_eq!(errors.len(), 1);
     assert!(errors[0].starts_with("pages/support.md:4: division: unknown division `customer-service`; known divisions: calibration-labs, customer-care"), "{errors:?}");
@@ -119,11 +171,27 @@ fn front_matter_problems_are_located() {
     let errors = errors_after(|dir| {
         fs::write(dir.join("pages/no-front-matter.md"), "# Just text\n").unwrap();
         fs::write(dir.join("pages/unclosed.md"), "+++\ntitle = \"x\"\n").unwrap();
-        replace_in(&dir.join("pages/history.md"), "updated = \"2026-03-02\"", "updated = \"March 2026\"");
+        replace_in(
+            &dir.join("pages/history.md"),
+            "updated = \"2026-03-02\"",
+            "updated = \"March 2026\"",
+        );
         replace_in(&dir.join("pages/press.md"), "summary = ", "summary = 42 #");
-        replace_in(&dir.join("pages/careers.md"), "email = \"careers@cobaltridge.example\"", "email = \"careers\"");
-        fs::write(dir.join("pages/Bad_Name.md"), "+++\ntitle = \"t\"\nsummary = \"s\"\n+++\ntext\n").unwrap();
-        fs::write(dir.join("pages/empty.md"), "+++\ntitle = \"t\"\nsummary = \"s\"\n+++\n\n").unwrap();
+        replace_in(
+            &dir.join("pages/careers.md"),
+            "email = \"careers@cobaltridge.example\"",
+            "email = \"careers\"",
+        );
+        fs::write(
+            dir.join("pages/Bad_Name.md"),
+            "+++\ntitle = \"t\"\nsummary = \"s\"\n+++\ntext\n",
+        )
+        .unwrap();
+        fs::write(
+            dir.join("pages/empty.md"),
+            "+++\ntitle = \"t\"\nsummary = \"s\"\n+++\n\n",
+        )
+        .unwrap();
     });
     let expected = [
         "pages/Bad_Name.md:2: slug: the file name `Bad_Name` is not a usable slug",
@@ -136,7 +204,10 @@ fn front_matter_problems_are_located() {
     ];
     assert_eq!(errors.len(), expected.len(), "{errors:#?}");
     for (error, prefix) in errors.iter().zip(expected) {
-        assert!(error.starts_with(prefix), "{error:?} should start with {prefix:?}");
+        assert!(
+            error.starts_with(prefix),
+            "{error:?} should start with {prefix:?}"
+        );
     }
 }
 
@@ -171,10 +242,22 @@ fn hostile_json_does_not_crash_the_loader() {
         fs::write(dir.join("company.json"), company + "\n{}\n").unwrap();
     });
     assert_eq!(errors.len(), 4, "{errors:?}");
-    assert!(errors[0].starts_with("company.json:44: -: trailing characters"), "{errors:?}");
+    assert!(
+        errors[0].starts_with("company.json:44: -: trailing characters"),
+        "{errors:?}"
+    );
     let errors = &errors[1..];
     assert_eq!(errors.len(), 3);
-    assert!(errors[0].starts_with("divisions/deep.json:1: "), "{errors:?}");
-    assert!(errors[1].starts_with("divisions/empty.json:1: -: EOF while parsing"), "{errors:?}");
-    assert!(errors[2].starts_with("divisions/trailing.json:1: -: missing field `name`"), "{errors:?}");
+    assert!(
+        errors[0].starts_with("divisions/deep.json:1: "),
+        "{errors:?}"
+    );
+    assert!(
+        errors[1].starts_with("divisions/empty.json:1: -: EOF while parsing"),
+        "{errors:?}"
+    );
+    assert!(
+        errors[2].starts_with("divisions/trailing.json:1: -: missing field `name`"),
+        "{errors:?}"
+    );
 }

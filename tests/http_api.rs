@@ -15,7 +15,10 @@ fn assert_cors(reply: &common::Reply) {
     for name in ["ETag", "WWW-Authenticate"] {
         assert!(exposed.contains(name), "{name} not exposed: {exposed}");
     }
-    assert!(reply.headers.get("access-control-allow-credentials").is_none());
+    assert!(reply
+        .headers
+        .get("access-control-allow-credentials")
+        .is_none());
 }
 
 fn assert_strong_etag(value: &str) {
@@ -64,7 +67,10 @@ async fn company_document_has_company_divisions_pages_and_contacts() {
     assert_eq!(company["name"], "Cobalt Ridge Instruments");
     assert!(company["description"].as_str().unwrap().len() > 50);
     for field in ["email", "phone", "address", "web"] {
-        assert!(!company["contact"][field].is_null(), "company contact lacks {field}");
+        assert!(
+            !company["contact"][field].is_null(),
+            "company contact lacks {field}"
+        );
     }
     let divisions = body["divisions"].as_array().unwrap();
     assert!(divisions.len() >= 4);
@@ -74,10 +80,16 @@ async fn company_document_has_company_divisions_pages_and_contacts() {
     assert!(pages.len() >= 6);
     let slugs: Vec<&str> = pages.iter().map(|p| p["slug"].as_str().unwrap()).collect();
     assert!(slugs.contains(&"about") && slugs.contains(&"ridgeline-security"));
-    let security = pages.iter().find(|p| p["slug"] == "ridgeline-security").unwrap();
+    let security = pages
+        .iter()
+        .find(|p| p["slug"] == "ridgeline-security")
+        .unwrap();
     assert_eq!(security["division"], "data-platform");
     assert_eq!(security["contact"]["email"], "security@cobaltridge.example");
-    assert!(security["body_markdown"].as_str().unwrap().starts_with("# Ridgeline security"));
+    assert!(security["body_markdown"]
+        .as_str()
+        .unwrap()
+        .starts_with("# Ridgeline security"));
     server.stop().await;
 }
 
@@ -87,7 +99,9 @@ async fn conditional_requests_get_304_without_a_body() {
     let first = server.get("/api/company", &[]).await;
     let etag = first.header("etag").to_string();
 
-    let again = server.get("/api/company", &[("if-none-match", &etag)]).await;
+    let again = server
+        .get("/api/company", &[("if-none-match", &etag)])
+        .await;
     assert_eq!(again.status, StatusCode::NOT_MODIFIED);
     assert!(again.body.is_empty());
     assert_eq!(again.header("etag"), etag);
@@ -98,24 +112,40 @@ async fn conditional_requests_get_304_without_a_body() {
     let weak = format!("W/{etag}");
     let listed = format!("\"nope\", {etag}");
     for header in [weak.as_str(), listed.as_str(), "*"] {
-        let reply = server.get("/api/company", &[("if-none-match", header)]).await;
-        assert_eq!(reply.status, StatusCode::NOT_MODIFIED, "If-None-Match: {header}");
+        let reply = server
+            .get("/api/company", &[("if-none-match", header)])
+            .await;
+        assert_eq!(
+            reply.status,
+            StatusCode::NOT_MODIFIED,
+            "If-None-Match: {header}"
+        );
     }
     for header in ["\"other\"", "garbage", ""] {
-        let reply = server.get("/api/company", &[("if-none-match", header)]).await;
+        let reply = server
+            .get("/api/company", &[("if-none-match", header)])
+            .await;
         assert_eq!(reply.status, StatusCode::OK, "If-None-Match: {header}");
         assert_eq!(reply.body, first.body);
     }
 
     // The ETag of one encoding does not validate another.
-    let gzip = server.get("/api/company", &[("accept-encoding", "gzip")]).await;
+    let gzip = server
+        .get("/api/company", &[("accept-encoding", "gzip")])
+        .await;
     let identity_tag_on_gzip = server
-        .get("/api/company", &[("accept-encoding", "gzip"), ("if-none-match", &etag)])
+        .get(
+            "/api/company",
+            &[("accept-encoding", "gzip"), ("if-none-match", &etag)],
+        )
         .await;
     assert_eq!(identity_tag_on_gzip.status, StatusCode::OK);
     let gzip_tag = gzip.header("etag");
     let revalidated = server
-        .get("/api/company", &[("accept-encoding", "gzip"), ("if-none-match", gzip_tag)])
+        .get(
+            "/api/company",
+            &[("accept-encoding", "gzip"), ("if-none-match", gzip_tag)],
+        )
         .await;
     assert_eq!(revalidated.status, StatusCode::NOT_MODIFIED);
     server.stop().await;
@@ -124,7 +154,9 @@ async fn conditional_requests_get_304_without_a_body() {
 #[tokio::test]
 async fn compressed_variants_are_negotiated_and_decode_to_the_same_bytes() {
     let server = TestServer::start().await;
-    let identity = server.get("/api/company", &[("accept-encoding", "identity")]).await;
+    let identity = server
+        .get("/api/company", &[("accept-encoding", "identity")])
+        .await;
     assert!(identity.headers.get("content-encoding").is_none());
 
     let br = server
@@ -139,7 +171,9 @@ async fn compressed_variants_are_negotiated_and_decode_to_the_same_bytes() {
     assert_eq!(decoded, identity.body);
     assert!(br.body.len() < identity.body.len());
 
-    let gzip = server.get("/api/company", &[("accept-encoding", "gzip")]).await;
+    let gzip = server
+        .get("/api/company", &[("accept-encoding", "gzip")])
+        .await;
     assert_eq!(gzip.header("content-encoding"), "gzip");
     let mut decoded = Vec::new();
     flate2::read::GzDecoder::new(&gzip.body[..])
@@ -147,7 +181,11 @@ async fn compressed_variants_are_negotiated_and_decode_to_the_same_bytes() {
         .unwrap();
     assert_eq!(decoded, identity.body);
 
-    let tags = [identity.header("etag"), br.header("etag"), gzip.header("etag")];
+    let tags = [
+        identity.header("etag"),
+        br.header("etag"),
+        gzip.header("etag"),
+    ];
     assert!(tags[0] != tags[1] && tags[1] != tags[2] && tags[0] != tags[2]);
 
     let refused = server
@@ -179,10 +217,23 @@ async fn head_has_the_get_headers_and_no_body() {
             .await;
         assert_eq!(head.status, StatusCode::OK, "{path}");
         assert!(head.body.is_empty(), "{path}");
-        for name in ["content-type", "etag", "cache-control", "content-length", "vary"] {
-            assert_eq!(head.headers.get(name), get.headers.get(name), "{path} {name}");
+        for name in [
+            "content-type",
+            "etag",
+            "cache-control",
+            "content-length",
+            "vary",
+        ] {
+            assert_eq!(
+                head.headers.get(name),
+                get.headers.get(name),
+                "{path} {name}"
+            );
         }
-        assert_eq!(head.header("content-length").parse::<usize>().unwrap(), get.body.len());
+        assert_eq!(
+            head.header("content-length").parse::<usize>().unwrap(),
+            get.body.len()
+        );
         assert_eq!(head.headers.get("link"), get.headers.get("link"), "{path}");
     }
     server.stop().await;
@@ -210,25 +261,44 @@ async fn preflight_is_answered_before_auth() {
     assert!(reply
         .header("access-control-allow-headers")
         .contains("Authorization"));
-    assert!(reply.header("access-control-max-age").parse::<u32>().unwrap() > 0);
+    assert!(
+        reply
+            .header("access-control-max-age")
+            .parse::<u32>()
+            .unwrap()
+            > 0
+    );
 
     let token_endpoint = server
         .send(
             Method::OPTIONS,
             "/oauth2/token",
-            &[("origin", "https://agent.example"), ("access-control-request-method", "POST")],
+            &[
+                ("origin", "https://agent.example"),
+                ("access-control-request-method", "POST"),
+            ],
             "",
         )
         .await;
     assert_eq!(token_endpoint.status, StatusCode::NO_CONTENT);
-    assert!(token_endpoint.header("access-control-allow-methods").contains("POST"));
+    assert!(token_endpoint
+        .header("access-control-allow-methods")
+        .contains("POST"));
     server.stop().await;
 }
 
 #[tokio::test]
 async fn unknown_paths_get_json_404_and_wrong_methods_get_405_with_allow() {
     let server = TestServer::start().await;
-    for path in ["/nope", "/api/company/", "/api", "/../../etc/passwd", "/api/company%00", "/build/manifest.json", "/api/company.gz"] {
+    for path in [
+        "/nope",
+        "/api/company/",
+        "/api",
+        "/../../etc/passwd",
+        "/api/company%00",
+        "/build/manifest.json",
+        "/api/company.gz",
+    ] {
         let reply = server.get(path, &[]).await;
         assert_eq!(reply.status, StatusCode::NOT_FOUND, "{path}");
         assert_eq!(reply.header("content-type"), "application/json");
@@ -246,7 +316,11 @@ async fn unknown_paths_get_json_404_and_wrong_methods_get_405_with_allow() {
         (Method::PATCH, "/", "GET, HEAD, OPTIONS"),
     ] {
         let reply = server.send(method.clone(), path, &[], "").await;
-        assert_eq!(reply.status, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
+        assert_eq!(
+            reply.status,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {path}"
+        );
         assert_eq!(reply.header("allow"), allow, "{method} {path}");
         assert_eq!(reply.json()["error"], "method_not_allowed");
     }
@@ -260,8 +334,16 @@ async fn bearer_tokens_are_optional_but_checked_when_present() {
     let base = &server.base;
     let challenge_prefix = "Bearer error=\"invalid_token\", error_description=\"";
     let metadata = format!("resource_metadata=\"{base}/.well-known/oauth-protected-resource\"");
-    for header in ["Bearer not-a-token", "bearer v4.local.AAAA", "Basic dXNlcjpwYXNz", "Bearer", "Bearer a b"] {
-        let reply = server.get("/api/company", &[("authorization", header)]).await;
+    for header in [
+        "Bearer not-a-token",
+        "bearer v4.local.AAAA",
+        "Basic dXNlcjpwYXNz",
+        "Bearer",
+        "Bearer a b",
+    ] {
+        let reply = server
+            .get("/api/company", &[("authorization", header)])
+            .await;
         assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "{header}");
         let challenge = reply.header("www-authenticate");
         assert!(challenge.starts_with(challenge_prefix), "{challenge}");
@@ -287,20 +369,31 @@ async fn bearer_tokens_are_optional_but_checked_when_present() {
     .unwrap();
     let token = dossier::auth::access::mint(&app.keys.access, &claims).unwrap();
     let authorized = server
-        .get("/api/company", &[("authorization", &format!("Bearer {token}"))])
+        .get(
+            "/api/company",
+            &[("authorization", &format!("Bearer {token}"))],
+        )
         .await;
     assert_eq!(authorized.status, StatusCode::OK);
     assert_eq!(authorized.body, anonymous.body);
     assert_eq!(authorized.header("etag"), anonymous.header("etag"));
     let scheme_case = server
-        .get("/api/company", &[("authorization", &format!("BEARER {token}"))])
+        .get(
+            "/api/company",
+            &[("authorization", &format!("BEARER {token}"))],
+        )
         .await;
     assert_eq!(scheme_case.status, StatusCode::OK);
 
     // The same token after it expires (the clock moves; nothing sleeps).
-    server.clock.advance(app.config.auth.access_token_lifetime + Duration::from_secs(61));
+    server
+        .clock
+        .advance(app.config.auth.access_token_lifetime + Duration::from_secs(61));
     let expired = server
-        .get("/api/company", &[("authorization", &format!("Bearer {token}"))])
+        .get(
+            "/api/company",
+            &[("authorization", &format!("Bearer {token}"))],
+        )
         .await;
     assert_eq!(expired.status, StatusCode::UNAUTHORIZED);
     assert!(expired.header("www-authenticate").contains("expired"));
@@ -311,7 +404,10 @@ async fn bearer_tokens_are_optional_but_checked_when_present() {
 
     // Discovery documents never answer 401.
     let metadata = server
-        .get("/.well-known/oauth-protected-resource", &[("authorization", "Bearer junk")])
+        .get(
+            "/.well-known/oauth-protected-resource",
+            &[("authorization", "Bearer junk")],
+        )
         .await;
     assert_eq!(metadata.status, StatusCode::OK);
     server.stop().await;
@@ -344,19 +440,33 @@ async fn health_reports_version_and_revision() {
 async fn protected_resource_metadata_documents() {
     let server = TestServer::start().await;
     let base = &server.base;
-    let root = server.get("/.well-known/oauth-protected-resource", &[]).await;
+    let root = server
+        .get("/.well-known/oauth-protected-resource", &[])
+        .await;
     assert_eq!(root.header("content-type"), "application/json");
     assert_eq!(root.header("cache-control"), "public, max-age=300");
     let root = root.json();
     assert_eq!(root["resource"], format!("{base}/"));
     assert_eq!(root["authorization_servers"], serde_json::json!([base]));
-    assert!(root["scopes_supported"].as_array().unwrap().contains(&"company:read".into()));
-    assert_eq!(root["bearer_methods_supported"], serde_json::json!(["header"]));
-    assert!(root["resource_name"].as_str().unwrap().contains("Cobalt Ridge"));
+    assert!(root["scopes_supported"]
+        .as_array()
+        .unwrap()
+        .contains(&"company:read".into()));
+    assert_eq!(
+        root["bearer_methods_supported"],
+        serde_json::json!(["header"])
+    );
+    assert!(root["resource_name"]
+        .as_str()
+        .unwrap()
+        .contains("Cobalt Ridge"));
     assert_eq!(root["resource_documentation"], format!("{base}/auth.md"));
     assert_no_empty_arrays(&root, "prm");
 
-    let mcp = server.get("/.well-known/oauth-protected-resource/mcp", &[]).await.json();
+    let mcp = server
+        .get("/.well-known/oauth-protected-resource/mcp", &[])
+        .await
+        .json();
     assert_eq!(mcp["resource"], format!("{base}/mcp"));
     assert_eq!(mcp["authorization_servers"], serde_json::json!([base]));
     assert_no_empty_arrays(&mcp, "prm-mcp");
@@ -367,33 +477,71 @@ async fn protected_resource_metadata_documents() {
 async fn authorization_server_metadata_and_agent_auth() {
     let server = TestServer::start().await;
     let base = server.base.clone();
-    let reply = server.get("/.well-known/oauth-authorization-server", &[]).await;
+    let reply = server
+        .get("/.well-known/oauth-authorization-server", &[])
+        .await;
     assert_eq!(reply.header("content-type"), "application/json");
     let metadata = reply.json();
     assert_no_empty_arrays(&metadata, "as");
-    let prm = server.get("/.well-known/oauth-protected-resource", &[]).await.json();
+    let prm = server
+        .get("/.well-known/oauth-protected-resource", &[])
+        .await
+        .json();
     assert_eq!(metadata["issuer"], prm["authorization_servers"][0]);
     assert_eq!(metadata["issuer"], base.as_str());
     assert_eq!(metadata["token_endpoint"], format!("{base}/oauth2/token"));
-    assert_eq!(metadata["revocation_endpoint"], format!("{base}/oauth2/revoke"));
-    assert_eq!(metadata["jwks_uri"], format!("{base}/.well-known/jwks.json"));
+    assert_eq!(
+        metadata["revocation_endpoint"],
+        format!("{base}/oauth2/revoke")
+    );
+    assert_eq!(
+        metadata["jwks_uri"],
+        format!("{base}/.well-known/jwks.json")
+    );
     assert_eq!(
         metadata["grant_types_supported"],
-        serde_json::json!(["urn:ietf:params:oauth:grant-type:jwt-bearer", "client_credentials"])
+        serde_json::json!([
+            "urn:ietf:params:oauth:grant-type:jwt-bearer",
+            "client_credentials"
+        ])
     );
-    assert_eq!(metadata["token_endpoint_auth_methods_supported"], serde_json::json!(["none"]));
-    assert_eq!(metadata["revocation_endpoint_auth_methods_supported"], serde_json::json!(["none"]));
-    assert!(metadata["scopes_supported"].as_array().unwrap().contains(&"company:read".into()));
+    assert_eq!(
+        metadata["token_endpoint_auth_methods_supported"],
+        serde_json::json!(["none"])
+    );
+    assert_eq!(
+        metadata["revocation_endpoint_auth_methods_supported"],
+        serde_json::json!(["none"])
+    );
+    assert!(metadata["scopes_supported"]
+        .as_array()
+        .unwrap()
+        .contains(&"company:read".into()));
     assert!(metadata.get("response_types_supported").is_none());
 
     let agent_auth = &metadata["agent_auth"];
     assert_eq!(agent_auth["skill"], format!("{base}/auth.md"));
     assert_eq!(agent_auth["register_uri"], format!("{base}/agent/identity"));
-    assert_eq!(agent_auth["identity_endpoint"], format!("{base}/agent/identity"));
-    assert_eq!(agent_auth["claim_uri"], format!("{base}/agent/identity/claim"));
-    assert_eq!(agent_auth["claim_endpoint"], format!("{base}/agent/identity/claim"));
-    assert_eq!(agent_auth["revocation_uri"], format!("{base}/oauth2/revoke"));
-    assert_eq!(agent_auth["identity_types_supported"], serde_json::json!(["anonymous"]));
+    assert_eq!(
+        agent_auth["identity_endpoint"],
+        format!("{base}/agent/identity")
+    );
+    assert_eq!(
+        agent_auth["claim_uri"],
+        format!("{base}/agent/identity/claim")
+    );
+    assert_eq!(
+        agent_auth["claim_endpoint"],
+        format!("{base}/agent/identity/claim")
+    );
+    assert_eq!(
+        agent_auth["revocation_uri"],
+        format!("{base}/oauth2/revoke")
+    );
+    assert_eq!(
+        agent_auth["identity_types_supported"],
+        serde_json::json!(["anonymous"])
+    );
     assert_eq!(
         agent_auth["anonymous"],
         serde_json::json!({"credential_types_supported": ["access_token"]})
@@ -404,7 +552,9 @@ async fn authorization_server_metadata_and_agent_auth() {
     collect_urls(&metadata, &mut urls);
     assert!(urls.len() >= 10);
     for url in urls {
-        let path = url.strip_prefix(&base).unwrap_or_else(|| panic!("{url} is not under {base}"));
+        let path = url
+            .strip_prefix(&base)
+            .unwrap_or_else(|| panic!("{url} is not under {base}"));
         let get = server.get(path, &[]).await;
         let post = server.send(Method::POST, path, &[], "").await;
         assert!(
@@ -458,18 +608,26 @@ async fn api_catalog_is_an_rfc9727_linkset() {
     );
     let link = format!("<{base}/.well-known/api-catalog>; rel=\"api-catalog\"");
     assert_eq!(reply.header("link"), link);
-    let head = server.send(Method::HEAD, "/.well-known/api-catalog", &[], "").await;
+    let head = server
+        .send(Method::HEAD, "/.well-known/api-catalog", &[], "")
+        .await;
     assert_eq!(head.header("link"), link);
 
     let catalog = reply.json();
     let object = catalog.as_object().unwrap();
     assert_eq!(object.keys().collect::<Vec<_>>(), ["linkset"]);
     let context = &catalog["linkset"][0];
-    assert!(context["anchor"].as_str().unwrap().starts_with(base.as_str()));
+    assert!(context["anchor"]
+        .as_str()
+        .unwrap()
+        .starts_with(base.as_str()));
     let href = |relation: &str| context[relation][0]["href"].as_str().unwrap().to_string();
     assert_eq!(href("service-desc"), format!("{base}/openapi.json"));
     assert_eq!(href("status"), format!("{base}/api/health"));
-    assert_eq!(href("service-meta"), format!("{base}/.well-known/oauth-protected-resource"));
+    assert_eq!(
+        href("service-meta"),
+        format!("{base}/.well-known/oauth-protected-resource")
+    );
     // Each target answers with the type the catalog claims.
     for (relation, targets) in context.as_object().unwrap() {
         if relation == "anchor" {
@@ -477,7 +635,9 @@ async fn api_catalog_is_an_rfc9727_linkset() {
         }
         for target in targets.as_array().unwrap() {
             let url = target["href"].as_str().unwrap();
-            let answer = server.get(url.strip_prefix(base.as_str()).unwrap(), &[]).await;
+            let answer = server
+                .get(url.strip_prefix(base.as_str()).unwrap(), &[])
+                .await;
             assert_eq!(answer.status, StatusCode::OK, "{url}");
             let claimed = target["type"].as_str().unwrap();
             assert!(answer.header("content-type").starts_with(claimed), "{url}");
@@ -506,11 +666,18 @@ async fn openapi_describes_every_public_path() {
         "/.well-known/jwks.json",
         "/auth.md",
     ] {
-        assert!(document["paths"][path]["get"].is_object(), "{path} undocumented");
-        assert!(document["paths"][path]["head"].is_object(), "{path} HEAD undocumented");
+        assert!(
+            document["paths"][path]["get"].is_object(),
+            "{path} undocumented"
+        );
+        assert!(
+            document["paths"][path]["head"].is_object(),
+            "{path} HEAD undocumented"
+        );
     }
     assert_eq!(
-        document["components"]["securitySchemes"]["agentAuth"]["flows"]["clientCredentials"]["tokenUrl"],
+        document["components"]["securitySchemes"]["agentAuth"]["flows"]["clientCredentials"]
+            ["tokenUrl"],
         format!("{}/oauth2/token", server.base)
     );
     server.stop().await;
@@ -538,7 +705,10 @@ async fn auth_md_is_markdown_for_agents() {
     ] {
         assert!(text.contains(needle), "auth.md lacks {needle}");
     }
-    assert!(text.contains(&format!("{}/.well-known/oauth-protected-resource", server.base)));
+    assert!(text.contains(&format!(
+        "{}/.well-known/oauth-protected-resource",
+        server.base
+    )));
     server.stop().await;
 }
 
@@ -550,8 +720,16 @@ async fn index_links_to_the_catalog_and_the_openapi_description() {
         let reply = server.send(method, "/", &[], "").await;
         assert_eq!(reply.status, StatusCode::OK);
         let link = reply.header("link");
-        assert!(link.contains(&format!("<{base}/.well-known/api-catalog>; rel=\"api-catalog\"")), "{link}");
-        assert!(link.contains(&format!("<{base}/openapi.json>; rel=\"service-desc\"")), "{link}");
+        assert!(
+            link.contains(&format!(
+                "<{base}/.well-known/api-catalog>; rel=\"api-catalog\""
+            )),
+            "{link}"
+        );
+        assert!(
+            link.contains(&format!("<{base}/openapi.json>; rel=\"service-desc\"")),
+            "{link}"
+        );
     }
     let index = server.get("/", &[]).await.json();
     assert_eq!(index["name"], "Cobalt Ridge Instruments");
@@ -563,16 +741,26 @@ async fn index_links_to_the_catalog_and_the_openapi_description() {
 async fn authorization_endpoint_explains_there_is_no_login() {
     let server = TestServer::start().await;
     let browser = server
-        .get("/oauth2/authorize?response_type=code&client_id=x", &[("accept", "text/html,application/xhtml+xml")])
+        .get(
+            "/oauth2/authorize?response_type=code&client_id=x",
+            &[("accept", "text/html,application/xhtml+xml")],
+        )
         .await;
     assert_eq!(browser.status, StatusCode::BAD_REQUEST);
     assert_eq!(browser.header("content-type"), "text/html; charset=utf-8");
-    assert!(browser.text().contains(&format!("href=\"{}/auth.md\"", server.base)));
+    assert!(browser
+        .text()
+        .contains(&format!("href=\"{}/auth.md\"", server.base)));
 
-    let program = server.get("/oauth2/authorize", &[("accept", "application/json")]).await;
+    let program = server
+        .get("/oauth2/authorize", &[("accept", "application/json")])
+        .await;
     assert_eq!(program.status, StatusCode::BAD_REQUEST);
     assert_eq!(program.json()["error"], "unsupported_response_type");
-    assert!(program.json()["error_description"].as_str().unwrap().contains("/auth.md"));
+    assert!(program.json()["error_description"]
+        .as_str()
+        .unwrap()
+        .contains("/auth.md"));
     assert_eq!(program.header("cache-control"), "no-store");
     server.stop().await;
 }
@@ -582,7 +770,12 @@ async fn claim_is_never_supported() {
     let server = TestServer::start().await;
     for body in ["", "{\"claim_token\": \"x\"}", "not json at all"] {
         let reply = server
-            .send(Method::POST, "/agent/identity/claim", &[("content-type", "application/json")], body.to_string())
+            .send(
+                Method::POST,
+                "/agent/identity/claim",
+                &[("content-type", "application/json")],
+                body.to_string(),
+            )
             .await;
         assert_eq!(reply.status, StatusCode::BAD_REQUEST);
         assert_eq!(reply.json()["error"], "claim_not_supported");
@@ -600,10 +793,15 @@ async fn hostile_requests_are_refused_cleanly() {
     assert_eq!(reply.status, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
 
     let long_path = format!("/{}", "a".repeat(8000));
-    assert_eq!(server.get(&long_path, &[]).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        server.get(&long_path, &[]).await.status,
+        StatusCode::NOT_FOUND
+    );
 
     let many_encodings = vec!["gzip;q=0.1"; 500].join(", ");
-    let reply = server.get("/api/company", &[("accept-encoding", &many_encodings)]).await;
+    let reply = server
+        .get("/api/company", &[("accept-encoding", &many_encodings)])
+        .await;
     assert_eq!(reply.header("content-encoding"), "gzip");
 
     // Still healthy afterwards.

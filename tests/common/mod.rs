@@ -193,7 +193,9 @@ impl TestServer {
         headers: &[(&str, &str)],
         body: impl Into<Bytes>,
     ) -> Reply {
-        self.client.send(method, &self.url(path), headers, body).await
+        self.client
+            .send(method, &self.url(path), headers, body)
+            .await
     }
 
     pub async fn stop(mut self) {
