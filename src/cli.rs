@@ -8,7 +8,9 @@ use std::sync::Arc;
 use clap::{Args, Parser, Subcommand};
 use tokio::net::TcpListener;
 
+use crate::auth::endpoints::{AuthService, RateLimits};
 use crate::auth::keys::Keys;
+use crate::auth::store::EmbeddedStore;
 use crate::clock::SystemClock;
 use crate::compile::output;
 use crate::config::{AuthPolicy, BaseUrl, SiteConfig};
@@ -76,6 +78,12 @@ pub struct ServeArgs {
     /// Directory for keys and durable state (created if missing).
     #[arg(long, env = "DOSSIER_STATE", default_value = ".dossier-state")]
     pub state: PathBuf,
+    /// POST /agent/identity requests allowed per client address per minute (0: no limit).
+    #[arg(long, env = "DOSSIER_REGISTER_RATE_LIMIT", default_value_t = RateLimits::default().register_per_minute)]
+    pub register_rate_limit: u32,
+    /// POST /oauth2/token requests allowed per client address per minute (0: no limit).
+    #[arg(long, env = "DOSSIER_TOKEN_RATE_LIMIT", default_value_t = RateLimits::default().token_per_minute)]
+    pub token_rate_limit: u32,
 }
 
 pub fn init_logging() {
@@ -209,13 +217,32 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         base_url = %config.base_url,
         "loaded"
     );
-    let app = Arc::new(App::new(
-        config,
+    let store = match EmbeddedStore::open(&args.state) {
+        Ok(store) => store,
+        Err(error) => {
+            eprintln!("error: {error} (is another dossier serving from this state directory?)");
+            return ExitCode::FAILURE;
+        }
+    };
+    let limits = RateLimits {
+        register_per_minute: args.register_rate_limit,
+        token_per_minute: args.token_rate_limit,
+    };
+    let auth = match AuthService::new(
+        config.base_url.clone(),
+        config.auth.clone(),
         keys,
-        Arc::new(SystemClock),
-        source,
-        artifacts,
-    ));
+        Box::new(store),
+        limits,
+    ) {
+        Ok(auth) => auth,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let app = Arc::new(App::new(config, auth, Arc::new(SystemClock), source, artifacts));
+    tokio::spawn(purge_revocations(Arc::clone(&app)));
     // A fixed line on stdout, so scripts and tests can learn the port when --addr ends in :0.
     println!("dossier listening on http://{local}");
     match serve::run(listener, app, shutdown_signal()).await {
@@ -223,6 +250,27 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         Err(error) => {
             eprintln!("error: {error}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// How often revocations of expired credentials are forgotten.
+const PURGE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Keeps the revocation store bounded: entries outlive their credential by the clock skew
+/// only, then go.
+async fn purge_revocations(app: Arc<App>) {
+    let mut interval = tokio::time::interval(PURGE_INTERVAL);
+    loop {
+        interval.tick().await;
+        let app = Arc::clone(&app);
+        let purged =
+            tokio::task::spawn_blocking(move || app.auth.purge_expired(app.clock.now())).await;
+        match purged {
+            Ok(Ok(0)) => {}
+            Ok(Ok(count)) => tracing::info!(count, "purged expired revocations"),
+            Ok(Err(error)) => tracing::warn!(%error, "purging revocations failed"),
+            Err(error) => tracing::warn!(%error, "purge task failed"),
         }
     }
 }

@@ -107,6 +107,11 @@ impl fmt::Display for BaseUrl {
     }
 }
 
+/// The RFC 7523 grant that exchanges an identity assertion for an access token.
+pub const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+/// Anonymous `client_credentials`: no secret, a fresh subject per token.
+pub const CLIENT_CREDENTIALS_GRANT: &str = "client_credentials";
+
 /// The only scope this service grants: read the public company information.
 pub const SCOPE_COMPANY_READ: &str = "company:read";
 

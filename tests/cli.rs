@@ -64,7 +64,18 @@ async fn serving_a_build_gives_the_same_bytes_and_headers_as_serving_content() {
         "--base-url",
         BASE,
     ]);
-    let from_build = ServerProcess::start(&["--from", out.to_str().unwrap(), "--state", state_arg]);
+    // Same keys, separate revocation store: one state directory serves one process.
+    let second_state = dir.path().join("state-2");
+    fs::create_dir(&second_state).unwrap();
+    for key in ["identity-es256.pem", "access-v4-local.paserk"] {
+        fs::copy(state.join(key), second_state.join(key)).unwrap();
+    }
+    let from_build = ServerProcess::start(&[
+        "--from",
+        out.to_str().unwrap(),
+        "--state",
+        second_state.to_str().unwrap(),
+    ]);
     let client = HttpClient::default();
     let artifacts = manifest["artifacts"].as_object().unwrap();
     assert!(artifacts.len() >= 9);

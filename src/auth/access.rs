@@ -94,15 +94,9 @@ pub fn claims(
     })
 }
 
-/// Decrypts and checks a token: authenticity, audience, and validity at `now` with `skew`.
-/// Revocation is the caller's concern (it needs the store).
-pub fn verify(
-    key: &AccessKey,
-    token: &str,
-    audience: &str,
-    now: SystemTime,
-    skew: Duration,
-) -> Result<AccessClaims, AccessTokenError> {
+/// Decrypts a token and checks only that it is ours (authentic, for `audience`), not its
+/// times: revocation must accept tokens that are about to expire or already have.
+pub fn open(key: &AccessKey, token: &str, audience: &str) -> Result<AccessClaims, AccessTokenError> {
     if token.len() > MAX_TOKEN_BYTES || !token.starts_with("v4.local.") {
         return Err(AccessTokenError::Malformed);
     }
@@ -115,6 +109,19 @@ pub fn verify(
     if claims.aud != audience {
         return Err(AccessTokenError::WrongAudience);
     }
+    Ok(claims)
+}
+
+/// Decrypts and checks a token: authenticity, audience, and validity at `now` with `skew`.
+/// Revocation is the caller's concern (it needs the store).
+pub fn verify(
+    key: &AccessKey,
+    token: &str,
+    audience: &str,
+    now: SystemTime,
+    skew: Duration,
+) -> Result<AccessClaims, AccessTokenError> {
+    let claims = open(key, token, audience)?;
     let parse =
         |text: &str| humantime::parse_rfc3339(text).map_err(|_| AccessTokenError::Malformed);
     let expires = parse(&claims.exp)?;

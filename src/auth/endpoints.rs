@@ -1,12 +1,31 @@
-//! The auth endpoints as plain functions from parsed requests to [`Answer`]s.
-//! `serve` turns requests into arguments and answers into HTTP responses.
+//! The auth endpoints as plain functions from parsed requests to [`Answer`]s:
+//! registration, token exchange, revocation, claim and the authorization endpoint.
+//!
+//! [`AuthService`] owns everything they need (keys, the revocation store, the policy and the
+//! rate limiters) and takes `now` as an argument, so every rule can be tested without a
+//! socket or a real clock. `serve` only turns HTTP into [`PostRequest`]s and answers back.
 
-use hyper::header::{HeaderName, HeaderValue};
+use std::time::{Duration, SystemTime};
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use hyper::header::{HeaderName, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use hyper::StatusCode;
 use serde::Serialize;
 
-use crate::config::BaseUrl;
+use super::access::{self, AccessClaims, AccessTokenError};
+use super::assertion::{self, AssertionClaims, AssertionError, AssertionSigner, Expectations};
+use super::form::{self, Form};
+use super::keys::Keys;
+use super::limits::RateLimiter;
+use super::store::{RevocationStore, StoreError};
+use super::random_id;
+use crate::clock::{rfc3339, unix_seconds};
+use crate::config::{AuthPolicy, BaseUrl, CLIENT_CREDENTIALS_GRANT, JWT_BEARER_GRANT};
 use crate::paths;
+
+/// Largest request body the auth endpoints read.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
 /// A finished answer from the auth core, not yet an HTTP response.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +62,473 @@ impl Answer {
             headers: Vec::new(),
         }
     }
+
+    fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Answer {
+        self.headers.push((name, value));
+        self
+    }
+
+    fn bad_request(code: &str, description: &str) -> Answer {
+        Answer::error(StatusCode::BAD_REQUEST, code, description)
+    }
+
+    pub fn too_large() -> Answer {
+        Answer::error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request_too_large",
+            &format!("request bodies are limited to {} KiB", MAX_BODY_BYTES / 1024),
+        )
+    }
+
+    pub fn rate_limited(retry_after: Duration) -> Answer {
+        let seconds = retry_after.as_secs().max(1);
+        Answer::error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_exceeded",
+            &format!("too many requests from this address; retry in {seconds} s"),
+        )
+        .with_header(RETRY_AFTER, HeaderValue::from(seconds))
+    }
+
+    fn unavailable(error: &StoreError) -> Answer {
+        tracing::error!(%error, "revocation store failed");
+        Answer::error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "temporarily_unavailable",
+            "the revocation store is unavailable; retry shortly",
+        )
+        .with_header(RETRY_AFTER, HeaderValue::from_static("5"))
+    }
+}
+
+/// What the auth endpoints read from an HTTP POST.
+#[derive(Debug, Clone, Copy)]
+pub struct PostRequest<'a> {
+    pub content_type: Option<&'a str>,
+    /// The `Authorization` header, if exactly one was sent.
+    pub authorization: Option<&'a str>,
+    pub body: &'a [u8],
+}
+
+/// Everything the auth endpoints need, shared by all requests.
+pub struct AuthService {
+    base_url: BaseUrl,
+    audience: String,
+    policy: AuthPolicy,
+    keys: Keys,
+    signer: AssertionSigner,
+    public_point: Vec<u8>,
+    store: Box<dyn RevocationStore>,
+    pub register_limit: RateLimiter,
+    pub token_limit: RateLimiter,
+}
+
+/// Per-address limits for the endpoints that mint credentials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimits {
+    pub register_per_minute: u32,
+    pub token_per_minute: u32,
+}
+
+impl Default for RateLimits {
+    fn default() -> Self {
+        RateLimits {
+            register_per_minute: 20,
+            token_per_minute: 120,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Registration<'a> {
+    registration_id: &'a str,
+    registration_type: &'static str,
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    identity_assertion: &'a str,
+    expires_in: u64,
+    expires_at: &'a str,
+    assertion_expires: &'a str,
+    identity: IdentityBlock<'a>,
+}
+
+#[derive(Serialize)]
+struct IdentityBlock<'a> {
+    assertion: &'a str,
+    expires_at: &'a str,
+}
+
+#[derive(Serialize)]
+struct TokenResponse<'a> {
+    access_token: &'a str,
+    token_type: &'static str,
+    expires_in: u64,
+    scope: &'a str,
+}
+
+impl AuthService {
+    pub fn new(
+        base_url: BaseUrl,
+        policy: AuthPolicy,
+        keys: Keys,
+        store: Box<dyn RevocationStore>,
+        limits: RateLimits,
+    ) -> Result<AuthService, String> {
+        let signer = AssertionSigner::new(&keys.identity)?;
+        let public_point = keys.identity.public_point();
+        Ok(AuthService {
+            audience: base_url.join("/"),
+            base_url,
+            policy,
+            keys,
+            signer,
+            public_point,
+            store,
+            register_limit: RateLimiter::new(limits.register_per_minute),
+            token_limit: RateLimiter::new(limits.token_per_minute),
+        })
+    }
+
+    pub fn keys(&self) -> &Keys {
+        &self.keys
+    }
+
+    pub fn policy(&self) -> &AuthPolicy {
+        &self.policy
+    }
+
+    /// The audience every access token carries: `BASE/`, the protected resource.
+    pub fn audience(&self) -> &str {
+        &self.audience
+    }
+
+    /// Checks a presented bearer token: authentic, unexpired, and neither it nor the
+    /// assertion it came from revoked. No allocation beyond decoding the claims.
+    pub fn check_access_token(
+        &self,
+        token: &str,
+        now: SystemTime,
+    ) -> Result<AccessClaims, AccessTokenError> {
+        let claims = access::verify(
+            &self.keys.access,
+            token,
+            &self.audience,
+            now,
+            self.policy.clock_skew,
+        )?;
+        let revoked = self.store.is_revoked(&claims.jti)
+            || claims
+                .assertion_jti
+                .as_deref()
+                .is_some_and(|jti| self.store.is_revoked(jti));
+        if revoked {
+            return Err(AccessTokenError::Revoked);
+        }
+        Ok(claims)
+    }
+
+    /// `POST /agent/identity`: `{"type": "anonymous"}` in, an identity assertion out.
+    pub fn register(&self, request: PostRequest<'_>, now: SystemTime) -> Answer {
+        if !form::is_media_type(request.content_type, "application/json") {
+            return Answer::bad_request(
+                "invalid_request",
+                "send a JSON body with Content-Type: application/json, e.g. {\"type\": \"anonymous\"}",
+            );
+        }
+        let Ok(body) = serde_json::from_slice::<serde_json::Value>(request.body) else {
+            return Answer::bad_request("invalid_request", "the body is not valid JSON");
+        };
+        let Some(object) = body.as_object() else {
+            return Answer::bad_request("invalid_request", "the body must be a JSON object");
+        };
+        match object.get("type") {
+            None => {
+                return Answer::bad_request(
+                    "invalid_request",
+                    "the field `type` is required; use \"anonymous\"",
+                )
+            }
+            Some(serde_json::Value::String(kind)) if kind == "anonymous" => {}
+            Some(serde_json::Value::String(_)) => {
+                return Answer::bad_request(
+                    "unsupported_identity_type",
+                    "only the identity type \"anonymous\" is supported",
+                )
+            }
+            Some(_) => {
+                return Answer::bad_request("invalid_request", "the field `type` must be a string")
+            }
+        }
+
+        let (Ok(registration_id), Ok(jti)) = (random_id("reg_"), random_id("as_")) else {
+            return Answer::error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "server_error",
+                "no randomness available",
+            );
+        };
+        let lifetime = self.policy.identity_assertion_lifetime;
+        let issued = unix_seconds(now);
+        let claims = AssertionClaims {
+            iss: self.base_url.to_string(),
+            sub: registration_id.clone(),
+            aud: self.base_url.to_string(),
+            jti,
+            iat: issued,
+            nbf: issued,
+            exp: issued + lifetime.as_secs(),
+            registration_type: "anonymous".into(),
+        };
+        let assertion = match self.signer.sign(&claims) {
+            Ok(assertion) => assertion,
+            Err(error) => {
+                tracing::error!(%error, "cannot sign an identity assertion");
+                return Answer::error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "server_error",
+                    "the assertion could not be signed",
+                );
+            }
+        };
+        let expires_at = rfc3339(claims.expires_at());
+        tracing::info!(registration = %registration_id, "anonymous registration");
+        Answer::json(
+            StatusCode::OK,
+            &Registration {
+                registration_id: &registration_id,
+                registration_type: "anonymous",
+                id: &registration_id,
+                kind: "anonymous",
+                identity_assertion: &assertion,
+                expires_in: lifetime.as_secs(),
+                expires_at: &expires_at,
+                assertion_expires: &expires_at,
+                identity: IdentityBlock {
+                    assertion: &assertion,
+                    expires_at: &expires_at,
+                },
+            },
+        )
+    }
+
+    /// `POST /oauth2/token`: the jwt-bearer grant and secretless `client_credentials`.
+    pub fn token(&self, request: PostRequest<'_>, now: SystemTime) -> Answer {
+        let form = match form::parse(request.content_type, request.body) {
+            Ok(form) => form,
+            Err(error) => return Answer::bad_request("invalid_request", &error.description()),
+        };
+        if let Some(refusal) = refuse_client_authentication(&form, request.authorization) {
+            return refusal;
+        }
+        let scope = match self.granted_scope(form.get("scope")) {
+            Ok(scope) => scope,
+            Err(answer) => return answer,
+        };
+        if let Some(resource) = form.get("resource") {
+            if !self.is_our_resource(resource) {
+                return Answer::bad_request(
+                    "invalid_target",
+                    &format!("the only resources here are {} and {}", self.audience, self.base_url.join(paths::MCP)),
+                );
+            }
+        }
+        let lifetime = self.policy.access_token_lifetime;
+        let (subject, assertion_jti, lifetime) = match form.get("grant_type") {
+            None => return Answer::bad_request("invalid_request", "the parameter `grant_type` is required"),
+            Some(JWT_BEARER_GRANT) => {
+                let Some(assertion) = form.get("assertion") else {
+                    return Answer::bad_request(
+                        "invalid_request",
+                        "the jwt-bearer grant needs the parameter `assertion`",
+                    );
+                };
+                let claims = match self.check_assertion(assertion, now) {
+                    Ok(claims) => claims,
+                    Err(error) => return Answer::bad_request("invalid_grant", error.description()),
+                };
+                // An access token never outlives its assertion, so revoking the assertion
+                // (kept on record until the assertion expires) always covers it.
+                let remaining = claims
+                    .expires_at()
+                    .duration_since(now)
+                    .unwrap_or_default();
+                (claims.sub, Some(claims.jti), lifetime.min(remaining))
+            }
+            Some(CLIENT_CREDENTIALS_GRANT) => match random_id("anon_") {
+                // The client_id is an untrusted label: every such token gets a fresh subject.
+                Ok(subject) => (subject, None, lifetime),
+                Err(_) => {
+                    return Answer::error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "no randomness available")
+                }
+            },
+            Some(_) => {
+                return Answer::bad_request(
+                    "unsupported_grant_type",
+                    &format!("supported grant types: {JWT_BEARER_GRANT}, {CLIENT_CREDENTIALS_GRANT}"),
+                )
+            }
+        };
+        if lifetime.is_zero() {
+            return Answer::bad_request("invalid_grant", AssertionError::Expired.description());
+        }
+        let minted = access::claims(
+            self.base_url.as_str(),
+            &self.audience,
+            &subject,
+            &scope,
+            lifetime,
+            now,
+            assertion_jti,
+        )
+        .map_err(|e| e.to_string())
+        .and_then(|claims| access::mint(&self.keys.access, &claims));
+        match minted {
+            Ok(token) => Answer::json(
+                StatusCode::OK,
+                &TokenResponse {
+                    access_token: &token,
+                    token_type: "Bearer",
+                    expires_in: lifetime.as_secs(),
+                    scope: &scope,
+                },
+            ),
+            Err(error) => {
+                tracing::error!(%error, "cannot mint an access token");
+                Answer::error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "the token could not be issued")
+            }
+        }
+    }
+
+    /// `POST /oauth2/revoke` (RFC 7009): always 200 for a well-formed request, also for
+    /// tokens we do not know. Revoking an assertion also revokes its access tokens.
+    pub fn revoke(&self, request: PostRequest<'_>, now: SystemTime) -> Answer {
+        let form = match form::parse(request.content_type, request.body) {
+            Ok(form) => form,
+            Err(error) => return Answer::bad_request("invalid_request", &error.description()),
+        };
+        let Some(token) = form.get("token") else {
+            return Answer::bad_request("invalid_request", "the parameter `token` is required");
+        };
+        let target = if let Ok(claims) = access::open(&self.keys.access, token, &self.audience) {
+            claims.expires_at().map(|expires| (claims.jti, expires))
+        } else {
+            assertion::verify(
+                token,
+                &self.public_point,
+                &Expectations {
+                    issuer: self.base_url.as_str(),
+                    now,
+                    skew: self.policy.clock_skew,
+                    max_lifetime: self.policy.identity_assertion_lifetime,
+                    check_time: false,
+                },
+            )
+            .ok()
+            .map(|claims| (claims.jti.clone(), claims.expires_at()))
+        };
+        if let Some((jti, expires)) = target {
+            // Keep the record a little past expiry so clock skew cannot revive the token.
+            let keep_until = expires + self.policy.clock_skew;
+            if keep_until > now {
+                if let Err(error) = self.store.revoke(&jti, keep_until) {
+                    return Answer::unavailable(&error);
+                }
+                tracing::info!(credential = %jti, "revoked");
+            }
+        }
+        Answer {
+            status: StatusCode::OK,
+            content_type: "application/json",
+            body: b"{}".to_vec(),
+            headers: Vec::new(),
+        }
+    }
+
+    /// Forgets revocations of credentials that have expired anyway.
+    pub fn purge_expired(&self, now: SystemTime) -> Result<usize, StoreError> {
+        self.store.purge_expired(now)
+    }
+
+    fn check_assertion(&self, token: &str, now: SystemTime) -> Result<AssertionClaims, AssertionError> {
+        let claims = assertion::verify(
+            token,
+            &self.public_point,
+            &Expectations {
+                issuer: self.base_url.as_str(),
+                now,
+                skew: self.policy.clock_skew,
+                max_lifetime: self.policy.identity_assertion_lifetime,
+                check_time: true,
+            },
+        )?;
+        if self.store.is_revoked(&claims.jti) {
+            return Err(AssertionError::Revoked);
+        }
+        Ok(claims)
+    }
+
+    fn granted_scope(&self, requested: Option<&str>) -> Result<String, Answer> {
+        let Some(requested) = requested else {
+            return Ok(self.policy.scopes.join(" "));
+        };
+        let mut granted: Vec<&str> = Vec::new();
+        for scope in requested.split(' ').filter(|s| !s.is_empty()) {
+            if !self.policy.scopes.iter().any(|known| known == scope) {
+                return Err(Answer::bad_request(
+                    "invalid_scope",
+                    &format!("unknown scope; supported: {}", self.policy.scopes.join(" ")),
+                ));
+            }
+            if !granted.contains(&scope) {
+                granted.push(scope);
+            }
+        }
+        if granted.is_empty() {
+            return Ok(self.policy.scopes.join(" "));
+        }
+        Ok(granted.join(" "))
+    }
+
+    /// RFC 8707 `resource`: the API root (with or without its slash) or the MCP endpoint.
+    fn is_our_resource(&self, resource: &str) -> bool {
+        resource == self.base_url.as_str()
+            || resource == self.audience
+            || resource == self.base_url.join(paths::MCP)
+    }
+}
+
+/// This token endpoint takes no client credentials. A client that sends a secret, a client
+/// assertion or a Basic password expects them to be checked; refusing says clearly that
+/// they are not (RFC 6749 §5.2 `invalid_client`, 401 with a challenge for header auth).
+fn refuse_client_authentication(form: &Form, authorization: Option<&str>) -> Option<Answer> {
+    if form.has("client_secret") || form.has("client_assertion") || form.has("client_assertion_type") {
+        return Some(Answer::error(
+            StatusCode::UNAUTHORIZED,
+            "invalid_client",
+            "this service takes no client credentials; drop client_secret / client_assertion",
+        ));
+    }
+    let header = authorization?;
+    let refusal = Answer::error(
+        StatusCode::UNAUTHORIZED,
+        "invalid_client",
+        "this service takes no client credentials; drop the Authorization header",
+    )
+    .with_header(WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"dossier\""));
+    let (scheme, credentials) = header.trim().split_once(' ').unwrap_or((header, ""));
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return Some(refusal);
+    }
+    // Basic with an empty password is how some libraries send a public client's id.
+    let decoded = STANDARD
+        .decode(credentials.trim())
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok());
+    match decoded.as_deref().and_then(|text| text.split_once(':')) {
+        Some((_, "")) => None,
+        _ => Some(refusal),
+    }
 }
 
 /// `POST /agent/identity/claim`: this service is anonymous-only, so every claim fails the
@@ -58,12 +544,8 @@ pub fn claim() -> Answer {
 /// The `authorization_endpoint`: there is no interactive login, so it explains where to go
 /// instead. Browsers get a page, programs get JSON.
 pub fn authorize(wants_html: bool, base: &BaseUrl) -> Answer {
-    let description = format!(
-        "interactive authorization is not offered; agents register anonymously as described in {}",
-        base.join(paths::AUTH_MD)
-    );
+    let auth_md = base.join(paths::AUTH_MD);
     if wants_html {
-        let auth_md = base.join(paths::AUTH_MD);
         let page = format!(
             "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>No interactive login</title></head>\n<body><main><h1>No interactive login</h1><p>This service has no user login, so there is nothing to authorize here.</p><p>Agents register anonymously and exchange their identity for an access token; the steps are in <a href=\"{auth_md}\">auth.md</a>. Reading the public company information needs no token at all.</p></main></body></html>\n"
         );
@@ -74,10 +556,9 @@ pub fn authorize(wants_html: bool, base: &BaseUrl) -> Answer {
             headers: Vec::new(),
         }
     } else {
-        Answer::error(
-            StatusCode::BAD_REQUEST,
+        Answer::bad_request(
             "unsupported_response_type",
-            &description,
+            &format!("interactive authorization is not offered; agents register anonymously as described in {auth_md}"),
         )
     }
 }

@@ -4,9 +4,13 @@
 //! `serve` converts requests into these values and results back into responses.
 
 pub mod access;
+pub mod assertion;
 pub mod bearer;
 pub mod endpoints;
+pub mod form;
 pub mod keys;
+pub mod limits;
+pub mod store;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;

@@ -20,8 +20,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
-use crate::auth::access::{self, AccessTokenError};
-use crate::auth::keys::Keys;
+use crate::auth::endpoints::AuthService;
 use crate::clock::Clock;
 use crate::compile::ArtifactSet;
 use crate::config::SiteConfig;
@@ -35,7 +34,7 @@ const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Everything a request may need, shared by all connections.
 pub struct App {
     pub config: SiteConfig,
-    pub keys: Keys,
+    pub auth: AuthService,
     pub clock: Arc<dyn Clock>,
     pub source: Source,
     started_at: SystemTime,
@@ -45,7 +44,7 @@ pub struct App {
 impl App {
     pub fn new(
         config: SiteConfig,
-        keys: Keys,
+        auth: AuthService,
         clock: Arc<dyn Clock>,
         source: Source,
         artifacts: ArtifactSet,
@@ -54,7 +53,7 @@ impl App {
         let live = Live::new(artifacts, &source, started_at);
         App {
             config,
-            keys,
+            auth,
             clock,
             source,
             started_at,
@@ -76,17 +75,6 @@ impl App {
         )));
     }
 
-    /// Checks a presented access token.
-    pub fn verify_access_token(&self, token: &str) -> Result<(), AccessTokenError> {
-        access::verify(
-            &self.keys.access,
-            token,
-            &self.config.base_url.join("/"),
-            self.clock.now(),
-            self.config.auth.clock_skew,
-        )
-        .map(|_| ())
-    }
 }
 
 /// Serves `app` on `listener` until `shutdown` completes, then lets open requests finish.
@@ -120,7 +108,7 @@ pub async fn run(
         let app = Arc::clone(&app);
         let service = service_fn(move |request| {
             let app = Arc::clone(&app);
-            async move { Ok::<_, Infallible>(router::handle(&app, request).await) }
+            async move { Ok::<_, Infallible>(router::handle(&app, peer, request).await) }
         });
         let connection = builder.serve_connection(TokioIo::new(stream), service);
         let connection = graceful.watch(connection);

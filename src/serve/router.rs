@@ -1,17 +1,24 @@
-//! Dispatch: (method, path) to a handler, 404 and 405 with `Allow`, CORS preflight.
-//! The router decides where a request goes and nothing else.
+//! Dispatch: (method, path) to a handler, 404 and 405 with `Allow`, CORS preflight, and the
+//! conversion of POST bodies into the auth core's [`PostRequest`]s. The router decides where
+//! a request goes; what happens there lives in `statics` and `auth`.
 
+use std::net::SocketAddr;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::header::{
-    HeaderValue, ACCEPT, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS,
-    ACCESS_CONTROL_MAX_AGE, ALLOW, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, WWW_AUTHENTICATE,
+    HeaderMap, HeaderValue, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS,
+    ACCESS_CONTROL_MAX_AGE, ACCEPT, ALLOW, AUTHORIZATION, CACHE_CONTROL, CONTENT_LENGTH,
+    CONTENT_TYPE, TRANSFER_ENCODING, WWW_AUTHENTICATE,
 };
 use hyper::{Method, Request, Response, StatusCode};
 
 use super::reply::{self, Body};
 use super::{statics, App};
 use crate::auth::bearer::{self, Presented};
-use crate::auth::endpoints;
+use crate::auth::endpoints::{self, Answer, PostRequest, MAX_BODY_BYTES};
+use crate::auth::form;
 use crate::paths;
 
 /// What a path is, independent of the method.
@@ -52,11 +59,11 @@ impl Endpoint {
             _ => method == Method::POST,
         }
     }
+}
 
-    /// Paths where a presented bearer token is checked (and a bad one refused).
-    fn checks_bearer(path: &str) -> bool {
-        path == paths::API_COMPANY || path == paths::API_HEALTH
-    }
+/// Paths where a presented bearer token is checked (and a bad one refused).
+fn checks_bearer(path: &str) -> bool {
+    path == paths::API_COMPANY || path == paths::API_HEALTH
 }
 
 fn dynamic_endpoint(path: &str) -> Option<Endpoint> {
@@ -76,58 +83,52 @@ const PREFLIGHT_HEADERS: HeaderValue = HeaderValue::from_static(
     "Authorization, Content-Type, Accept, If-None-Match, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID",
 );
 
-pub async fn handle(app: &App, request: Request<Incoming>) -> Response<Body> {
-    reply::finish(route(app, request).await)
+pub async fn handle(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Response<Body> {
+    reply::finish(route(app, peer, request).await)
 }
 
-async fn route(app: &App, request: Request<Incoming>) -> Response<Body> {
-    let live = app.live();
-    let path = request.uri().path();
-    let artifact = live.artifacts.get(path);
-    let endpoint = match artifact {
-        Some(_) => Endpoint::Artifact,
-        None => match dynamic_endpoint(path) {
-            Some(endpoint) => endpoint,
-            None => {
-                return reply::error(
-                    StatusCode::NOT_FOUND,
-                    "not_found",
-                    "no such resource; start at / or /.well-known/api-catalog",
-                )
+async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Response<Body> {
+    let endpoint = {
+        // The live version is held only while no await is pending, and one request never
+        // sees two versions: static answers are produced entirely inside this block.
+        let live = app.live();
+        let path = request.uri().path();
+        let artifact = live.artifacts.get(path);
+        let endpoint = match artifact {
+            Some(_) => Endpoint::Artifact,
+            None => match dynamic_endpoint(path) {
+                Some(endpoint) => endpoint,
+                None => {
+                    return reply::error(
+                        StatusCode::NOT_FOUND,
+                        "not_found",
+                        "no such resource; start at / or /.well-known/api-catalog",
+                    )
+                }
+            },
+        };
+        let method = request.method();
+        if method == Method::OPTIONS {
+            return preflight(endpoint);
+        }
+        if !endpoint.allows(method) {
+            return method_not_allowed(method, endpoint);
+        }
+        if checks_bearer(path) {
+            if let Some(refusal) = check_bearer(app, &request) {
+                return refusal;
             }
-        },
+        }
+        match (endpoint, artifact) {
+            (Endpoint::Artifact, Some(artifact)) => {
+                return statics::respond(artifact, request.headers())
+            }
+            (Endpoint::Health, _) => return statics::respond(&live.health, request.headers()),
+            _ => endpoint,
+        }
     };
 
-    let method = request.method();
-    if method == Method::OPTIONS {
-        return preflight(endpoint);
-    }
-    if !endpoint.allows(method) {
-        let mut response = reply::error(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "method_not_allowed",
-            &format!(
-                "{method} is not supported here; allowed: {}",
-                endpoint.allow().to_str().unwrap_or_default()
-            ),
-        );
-        response.headers_mut().insert(ALLOW, endpoint.allow());
-        return response;
-    }
-
-    if Endpoint::checks_bearer(path) {
-        if let Some(refusal) = check_bearer(app, &request) {
-            return refusal;
-        }
-    }
-
     match endpoint {
-        Endpoint::Artifact => match artifact {
-            Some(artifact) => statics::respond(artifact, request.headers()),
-            None => reply::error(StatusCode::NOT_FOUND, "not_found", "no such resource"),
-        },
-        Endpoint::Health => statics::respond(&live.health, request.headers()),
-        Endpoint::Claim => endpoints::claim().into_response(),
         Endpoint::Authorize => {
             let wants_html = request
                 .headers()
@@ -137,12 +138,91 @@ async fn route(app: &App, request: Request<Incoming>) -> Response<Body> {
                 .any(|accept| accept.contains("text/html"));
             endpoints::authorize(wants_html, &app.config.base_url).into_response()
         }
-        Endpoint::Register | Endpoint::Token | Endpoint::Revoke | Endpoint::Mcp => reply::error(
+        Endpoint::Claim => endpoints::claim().into_response(),
+        Endpoint::Register | Endpoint::Token => {
+            let limiter = if endpoint == Endpoint::Register {
+                &app.auth.register_limit
+            } else {
+                &app.auth.token_limit
+            };
+            if let Err(retry_after) = limiter.check(peer.ip(), app.clock.now()) {
+                return Answer::rate_limited(retry_after).into_response();
+            }
+            with_body(app, request, endpoint).await
+        }
+        Endpoint::Revoke => with_body(app, request, endpoint).await,
+        Endpoint::Mcp => reply::error(
             StatusCode::NOT_IMPLEMENTED,
             "not_implemented",
-            "this endpoint is not available in this version of the service",
+            "the MCP endpoint is not available in this version of the service",
         ),
+        Endpoint::Artifact | Endpoint::Health => {
+            reply::error(StatusCode::NOT_FOUND, "not_found", "no such resource")
+        }
     }
+}
+
+/// Reads a bounded body and hands the request to the auth core.
+async fn with_body(app: &App, request: Request<Incoming>, endpoint: Endpoint) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    let body = match read_limited(&parts.headers, body).await {
+        Ok(body) => body,
+        Err(answer) => return answer.into_response(),
+    };
+    let post = PostRequest {
+        content_type: single_header(&parts.headers, CONTENT_TYPE),
+        authorization: single_header(&parts.headers, AUTHORIZATION),
+        body: &body,
+    };
+    let now = app.clock.now();
+    let answer = match endpoint {
+        Endpoint::Register => app.auth.register(post, now),
+        Endpoint::Token => app.auth.token(post, now),
+        _ => app.auth.revoke(post, now),
+    };
+    answer.into_response()
+}
+
+fn single_header(headers: &HeaderMap, name: hyper::header::HeaderName) -> Option<&str> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next()?;
+    if values.next().is_some() {
+        return None;
+    }
+    first.to_str().ok()
+}
+
+async fn read_limited(headers: &HeaderMap, body: Incoming) -> Result<Bytes, Answer> {
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+        return Err(Answer::too_large());
+    }
+    match Limited::new(body, MAX_BODY_BYTES).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(Answer::too_large()),
+        Err(_) => Err(Answer::error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "the request body could not be read",
+        )),
+    }
+}
+
+fn method_not_allowed(method: &Method, endpoint: Endpoint) -> Response<Body> {
+    let allow = endpoint.allow();
+    let mut response = reply::error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        &format!(
+            "{method} is not supported here; allowed: {}",
+            allow.to_str().unwrap_or_default()
+        ),
+    );
+    response.headers_mut().insert(ALLOW, allow);
+    response
 }
 
 fn preflight(endpoint: Endpoint) -> Response<Body> {
@@ -165,10 +245,29 @@ fn check_bearer(app: &App, request: &Request<Incoming>) -> Option<Response<Body>
             "access tokens are accepted only in the Authorization header, never in the query string",
         ));
     }
-    let problem = match bearer::presented(request.headers().get_all(AUTHORIZATION).iter()) {
+    // RFC 6750 §2.2 form-body tokens: a GET has no form body, so any form body here can only
+    // be an attempt to send one.
+    let headers = request.headers();
+    let has_body = headers.contains_key(TRANSFER_ENCODING)
+        || headers
+            .get(CONTENT_LENGTH)
+            .is_some_and(|length| length.as_bytes() != b"0");
+    if has_body
+        && form::is_media_type(
+            headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()),
+            "application/x-www-form-urlencoded",
+        )
+    {
+        return Some(reply::error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "access tokens are accepted only in the Authorization header, never in a form body",
+        ));
+    }
+    let problem = match bearer::presented(headers.get_all(AUTHORIZATION).iter()) {
         Presented::Nothing => return None,
-        Presented::Token(token) => match app.verify_access_token(token) {
-            Ok(()) => return None,
+        Presented::Token(token) => match app.auth.check_access_token(token, app.clock.now()) {
+            Ok(_) => return None,
             Err(error) => error.description(),
         },
         Presented::Unusable(problem) => problem,
@@ -189,6 +288,5 @@ fn invalid_token(app: &App, description: &str) -> Response<Body> {
     response
         .headers_mut()
         .insert(CACHE_CONTROL, reply::NO_STORE);
-    response.headers_mut().insert(CONTENT_TYPE, reply::JSON);
     response
 }

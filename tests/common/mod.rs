@@ -15,7 +15,9 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
+use dossier::auth::endpoints::{AuthService, RateLimits};
 use dossier::auth::keys::Keys;
+use dossier::auth::store::EmbeddedStore;
 use dossier::clock::{Clock, ManualClock};
 use dossier::config::{AuthPolicy, BaseUrl, SiteConfig};
 use dossier::live::{self, Source};
@@ -131,17 +133,22 @@ impl TestServer {
     }
 
     pub async fn start_with(source: Source) -> TestServer {
-        let state = tempfile::tempdir().unwrap();
-        let keys = Keys::load_or_create(state.path()).unwrap();
-        TestServer::start_full(source, keys, state, None).await
+        TestServer::start_full(source, tempfile::tempdir().unwrap(), None, RateLimits::default()).await
+    }
+
+    /// A server whose registration and token endpoints allow `per_minute` requests per address.
+    pub async fn start_with_limits(limits: RateLimits) -> TestServer {
+        TestServer::start_full(Source::Content(sample_content()), tempfile::tempdir().unwrap(), None, limits)
+            .await
     }
 
     pub async fn start_full(
         source: Source,
-        keys: Keys,
         state: tempfile::TempDir,
         base: Option<BaseUrl>,
+        limits: RateLimits,
     ) -> TestServer {
+        let keys = Keys::load_or_create(state.path()).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let base_url = base.unwrap_or_else(|| BaseUrl::parse(&format!("http://{addr}")).unwrap());
@@ -151,9 +158,18 @@ impl TestServer {
         };
         let artifacts = live::load(&source, &config, keys.identity.jwk()).unwrap();
         let clock = Arc::new(ManualClock::new(SystemTime::now()));
+        let store = EmbeddedStore::open(state.path()).unwrap();
+        let auth = AuthService::new(
+            config.base_url.clone(),
+            config.auth.clone(),
+            keys,
+            Box::new(store),
+            limits,
+        )
+        .unwrap();
         let app = Arc::new(App::new(
             config,
-            keys,
+            auth,
             clock.clone() as Arc<dyn Clock>,
             source,
             artifacts,

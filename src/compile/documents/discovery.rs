@@ -9,10 +9,9 @@ use serde::Serialize;
 use super::JSON;
 use crate::auth::keys::PublicJwk;
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
+use crate::config::{CLIENT_CREDENTIALS_GRANT, JWT_BEARER_GRANT};
 use crate::paths;
 
-pub const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
-pub const CLIENT_CREDENTIALS_GRANT: &str = "client_credentials";
 
 #[derive(Serialize)]
 struct ProtectedResourceMetadata<'a> {
