@@ -241,7 +241,13 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let app = Arc::new(App::new(config, auth, Arc::new(SystemClock), source, artifacts));
+    let app = Arc::new(App::new(
+        config,
+        auth,
+        Arc::new(SystemClock),
+        source,
+        artifacts,
+    ));
     tokio::spawn(purge_revocations(Arc::clone(&app)));
     // A fixed line on stdout, so scripts and tests can learn the port when --addr ends in :0.
     println!("dossier listening on http://{local}");

@@ -347,3 +347,152 @@ async fn environment_variables_configure_the_server() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[tokio::test]
+async fn revocations_survive_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let content = common::sample_content();
+    let args = [
+        "--content",
+        content.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+        "--base-url",
+        BASE,
+    ];
+    let client = HttpClient::default();
+    let form = [("content-type", "application/x-www-form-urlencoded")];
+
+    let mut server = ServerProcess::start(&args);
+    let registration = client
+        .send(
+            Method::POST,
+            &server.url("/agent/identity"),
+            &[("content-type", "application/json")],
+            r#"{"type":"anonymous"}"#,
+        )
+        .await
+        .json();
+    let assertion = registration["identity_assertion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let exchange_body = format!(
+        "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion={assertion}"
+    );
+    let token = |reply: common::Reply| reply.json()["access_token"].as_str().unwrap().to_string();
+    let first = token(
+        client
+            .send(
+                Method::POST,
+                &server.url("/oauth2/token"),
+                &form,
+                exchange_body.clone(),
+            )
+            .await,
+    );
+    let second = token(
+        client
+            .send(
+                Method::POST,
+                &server.url("/oauth2/token"),
+                &form,
+                exchange_body.clone(),
+            )
+            .await,
+    );
+    let other = token(
+        client
+            .send(
+                Method::POST,
+                &server.url("/oauth2/token"),
+                &form,
+                "grant_type=client_credentials",
+            )
+            .await,
+    );
+
+    let revoked = client
+        .send(
+            Method::POST,
+            &server.url("/oauth2/revoke"),
+            &form,
+            format!("token={first}"),
+        )
+        .await;
+    assert_eq!(revoked.status, StatusCode::OK);
+    let revoked = client
+        .send(
+            Method::POST,
+            &server.url("/oauth2/revoke"),
+            &form,
+            format!("token={other}"),
+        )
+        .await;
+    assert_eq!(revoked.status, StatusCode::OK);
+
+    // SIGKILL: no shutdown handler runs, nothing is flushed on the way out.
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+
+    let server = ServerProcess::start(&args);
+    let call = |token: String| {
+        let client = &client;
+        let url = server.url("/api/company");
+        async move {
+            client
+                .send(
+                    Method::GET,
+                    &url,
+                    &[("authorization", &format!("Bearer {token}"))],
+                    "",
+                )
+                .await
+                .status
+        }
+    };
+    assert_eq!(call(first).await, StatusCode::UNAUTHORIZED);
+    assert_eq!(call(other).await, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        call(second.clone()).await,
+        StatusCode::OK,
+        "an unrevoked token survives a restart too"
+    );
+
+    let revoked = client
+        .send(
+            Method::POST,
+            &server.url("/oauth2/revoke"),
+            &form,
+            format!("token={assertion}"),
+        )
+        .await;
+    assert_eq!(revoked.status, StatusCode::OK);
+    drop(server);
+    let server = ServerProcess::start(&args);
+    let url = server.url("/api/company");
+    let status = client
+        .send(
+            Method::GET,
+            &url,
+            &[("authorization", &format!("Bearer {second}"))],
+            "",
+        )
+        .await
+        .status;
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "the assertion's revocation cascades after restart"
+    );
+    let exchange = client
+        .send(
+            Method::POST,
+            &server.url("/oauth2/token"),
+            &form,
+            exchange_body,
+        )
+        .await;
+    assert_eq!(exchange.json()["error"], "invalid_grant");
+}

@@ -96,7 +96,11 @@ pub fn claims(
 
 /// Decrypts a token and checks only that it is ours (authentic, for `audience`), not its
 /// times: revocation must accept tokens that are about to expire or already have.
-pub fn open(key: &AccessKey, token: &str, audience: &str) -> Result<AccessClaims, AccessTokenError> {
+pub fn open(
+    key: &AccessKey,
+    token: &str,
+    audience: &str,
+) -> Result<AccessClaims, AccessTokenError> {
     if token.len() > MAX_TOKEN_BYTES || !token.starts_with("v4.local.") {
         return Err(AccessTokenError::Malformed);
     }

@@ -76,13 +76,17 @@ impl AssertionError {
             AssertionError::Malformed => "the assertion is not a well-formed JWT",
             AssertionError::Algorithm => "the assertion must be signed with ES256",
             AssertionError::Type => "the assertion has the wrong typ header",
-            AssertionError::Signature => "the assertion's signature does not verify with this service's key",
+            AssertionError::Signature => {
+                "the assertion's signature does not verify with this service's key"
+            }
             AssertionError::Issuer => "the assertion was issued by someone else",
             AssertionError::Audience => "the assertion is meant for another audience",
             AssertionError::Expired => "the assertion has expired; register again",
             AssertionError::NotYetValid => "the assertion is not valid yet",
             AssertionError::IssuedInFuture => "the assertion claims to be issued in the future",
-            AssertionError::LifetimeTooLong => "the assertion's lifetime exceeds what this service issues",
+            AssertionError::LifetimeTooLong => {
+                "the assertion's lifetime exceeds what this service issues"
+            }
             AssertionError::Revoked => "the assertion has been revoked; register again",
         }
     }
@@ -162,7 +166,11 @@ pub fn verify(
     else {
         return Err(AssertionError::Malformed);
     };
-    let decode = |part: &str| URL_SAFE_NO_PAD.decode(part).map_err(|_| AssertionError::Malformed);
+    let decode = |part: &str| {
+        URL_SAFE_NO_PAD
+            .decode(part)
+            .map_err(|_| AssertionError::Malformed)
+    };
     let header: Header =
         serde_json::from_slice(&decode(header_b64)?).map_err(|_| AssertionError::Malformed)?;
     if header.alg != ALGORITHM {
@@ -197,7 +205,9 @@ pub fn verify(
             return Err(AssertionError::IssuedInFuture);
         }
     }
-    if claims.exp.saturating_sub(claims.iat) > expect.max_lifetime.as_secs() || claims.exp < claims.iat {
+    if claims.exp.saturating_sub(claims.iat) > expect.max_lifetime.as_secs()
+        || claims.exp < claims.iat
+    {
         return Err(AssertionError::LifetimeTooLong);
     }
     Ok(claims)
@@ -213,7 +223,11 @@ mod tests {
     fn setup() -> (Keys, AssertionSigner, SystemTime) {
         let keys = Keys::load_or_create(tempfile::tempdir().unwrap().path()).unwrap();
         let signer = AssertionSigner::new(&keys.identity).unwrap();
-        (keys, signer, SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000))
+        (
+            keys,
+            signer,
+            SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
+        )
     }
 
     fn claims(now: SystemTime, lifetime: u64) -> AssertionClaims {
@@ -242,7 +256,11 @@ mod tests {
 
     /// Re-signs arbitrary header and claims JSON with our key (for tests of later checks).
     fn forge(signer: &AssertionSigner, header: &str, claims: &str) -> String {
-        let input = format!("{}.{}", URL_SAFE_NO_PAD.encode(header), URL_SAFE_NO_PAD.encode(claims));
+        let input = format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(header),
+            URL_SAFE_NO_PAD.encode(claims)
+        );
         let signature = signer.pair.sign(&signer.random, input.as_bytes()).unwrap();
         format!("{input}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref()))
     }
@@ -252,13 +270,22 @@ mod tests {
         let (keys, signer, now) = setup();
         let token = signer.sign(&claims(now, 3600)).unwrap();
         let point = keys.identity.public_point();
-        assert_eq!(verify(&token, &point, &expect(now)).unwrap(), claims(now, 3600));
+        assert_eq!(
+            verify(&token, &point, &expect(now)).unwrap(),
+            claims(now, 3600)
+        );
         let late = now + Duration::from_secs(3600 + 59);
         assert!(verify(&token, &point, &expect(late)).is_ok());
         let expired = now + Duration::from_secs(3600 + 60);
-        assert_eq!(verify(&token, &point, &expect(expired)), Err(AssertionError::Expired));
+        assert_eq!(
+            verify(&token, &point, &expect(expired)),
+            Err(AssertionError::Expired)
+        );
         let early = now - Duration::from_secs(61);
-        assert_eq!(verify(&token, &point, &expect(early)), Err(AssertionError::NotYetValid));
+        assert_eq!(
+            verify(&token, &point, &expect(early)),
+            Err(AssertionError::NotYetValid)
+        );
     }
 
     #[test]
@@ -266,8 +293,14 @@ mod tests {
         let (keys, signer, now) = setup();
         let point = keys.identity.public_point();
         let body = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims(now, 60)).unwrap());
-        let none = format!("{}.{body}.", URL_SAFE_NO_PAD.encode(r#"{"alg":"none","typ":"oauth-id-jag+jwt"}"#));
-        assert_eq!(verify(&none, &point, &expect(now)), Err(AssertionError::Algorithm));
+        let none = format!(
+            "{}.{body}.",
+            URL_SAFE_NO_PAD.encode(r#"{"alg":"none","typ":"oauth-id-jag+jwt"}"#)
+        );
+        assert_eq!(
+            verify(&none, &point, &expect(now)),
+            Err(AssertionError::Algorithm)
+        );
 
         // HS256 "signed" with the public key as the HMAC secret.
         let header = URL_SAFE_NO_PAD.encode(r#"{"alg":"HS256","typ":"oauth-id-jag+jwt"}"#);
@@ -275,25 +308,55 @@ mod tests {
         let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &point);
         let mac = ring::hmac::sign(&key, input.as_bytes());
         let hs256 = format!("{input}.{}", URL_SAFE_NO_PAD.encode(mac.as_ref()));
-        assert_eq!(verify(&hs256, &point, &expect(now)), Err(AssertionError::Algorithm));
+        assert_eq!(
+            verify(&hs256, &point, &expect(now)),
+            Err(AssertionError::Algorithm)
+        );
 
         let (_, other_signer, _) = setup();
         let foreign = other_signer.sign(&claims(now, 60)).unwrap();
-        assert_eq!(verify(&foreign, &point, &expect(now)), Err(AssertionError::Signature));
+        assert_eq!(
+            verify(&foreign, &point, &expect(now)),
+            Err(AssertionError::Signature)
+        );
 
         let genuine = signer.sign(&claims(now, 60)).unwrap();
         let mut parts: Vec<String> = genuine.split('.').map(String::from).collect();
         let mut tampered_claims = claims(now, 60);
         tampered_claims.sub = "reg_admin".into();
         parts[1] = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&tampered_claims).unwrap());
-        assert_eq!(verify(&parts.join("."), &point, &expect(now)), Err(AssertionError::Signature));
+        assert_eq!(
+            verify(&parts.join("."), &point, &expect(now)),
+            Err(AssertionError::Signature)
+        );
 
-        let untyped = forge(&signer, r#"{"alg":"ES256"}"#, &serde_json::to_string(&claims(now, 60)).unwrap());
-        assert_eq!(verify(&untyped, &point, &expect(now)), Err(AssertionError::Type));
-        let wrong_type = forge(&signer, r#"{"alg":"ES256","typ":"JWT"}"#, &serde_json::to_string(&claims(now, 60)).unwrap());
-        assert_eq!(verify(&wrong_type, &point, &expect(now)), Err(AssertionError::Type));
+        let untyped = forge(
+            &signer,
+            r#"{"alg":"ES256"}"#,
+            &serde_json::to_string(&claims(now, 60)).unwrap(),
+        );
+        assert_eq!(
+            verify(&untyped, &point, &expect(now)),
+            Err(AssertionError::Type)
+        );
+        let wrong_type = forge(
+            &signer,
+            r#"{"alg":"ES256","typ":"JWT"}"#,
+            &serde_json::to_string(&claims(now, 60)).unwrap(),
+        );
+        assert_eq!(
+            verify(&wrong_type, &point, &expect(now)),
+            Err(AssertionError::Type)
+        );
 
-        for junk in ["", "a.b", "a.b.c.d", "v4.local.abc", "!!.!!.!!", "e30.e30.e30"] {
+        for junk in [
+            "",
+            "a.b",
+            "a.b.c.d",
+            "v4.local.abc",
+            "!!.!!.!!",
+            "e30.e30.e30",
+        ] {
             assert!(verify(junk, &point, &expect(now)).is_err(), "{junk}");
         }
     }
@@ -304,14 +367,26 @@ mod tests {
         let point = keys.identity.public_point();
         let mut other_issuer = claims(now, 60);
         other_issuer.iss = "https://evil.example".into();
-        assert_eq!(verify(&signer.sign(&other_issuer).unwrap(), &point, &expect(now)), Err(AssertionError::Issuer));
+        assert_eq!(
+            verify(&signer.sign(&other_issuer).unwrap(), &point, &expect(now)),
+            Err(AssertionError::Issuer)
+        );
         let mut other_audience = claims(now, 60);
         other_audience.aud = "https://info.example.com/".into();
-        assert_eq!(verify(&signer.sign(&other_audience).unwrap(), &point, &expect(now)), Err(AssertionError::Audience));
+        assert_eq!(
+            verify(&signer.sign(&other_audience).unwrap(), &point, &expect(now)),
+            Err(AssertionError::Audience)
+        );
         let too_long = claims(now, 3601);
-        assert_eq!(verify(&signer.sign(&too_long).unwrap(), &point, &expect(now)), Err(AssertionError::LifetimeTooLong));
+        assert_eq!(
+            verify(&signer.sign(&too_long).unwrap(), &point, &expect(now)),
+            Err(AssertionError::LifetimeTooLong)
+        );
         let mut future = claims(now + Duration::from_secs(120), 60);
         future.nbf = unix_seconds(now);
-        assert_eq!(verify(&signer.sign(&future).unwrap(), &point, &expect(now)), Err(AssertionError::IssuedInFuture));
+        assert_eq!(
+            verify(&signer.sign(&future).unwrap(), &point, &expect(now)),
+            Err(AssertionError::IssuedInFuture)
+        );
     }
 }

@@ -18,8 +18,8 @@ use super::assertion::{self, AssertionClaims, AssertionError, AssertionSigner, E
 use super::form::{self, Form};
 use super::keys::Keys;
 use super::limits::RateLimiter;
-use super::store::{RevocationStore, StoreError};
 use super::random_id;
+use super::store::{RevocationStore, StoreError};
 use crate::clock::{rfc3339, unix_seconds};
 use crate::config::{AuthPolicy, BaseUrl, CLIENT_CREDENTIALS_GRANT, JWT_BEARER_GRANT};
 use crate::paths;
@@ -76,7 +76,10 @@ impl Answer {
         Answer::error(
             StatusCode::PAYLOAD_TOO_LARGE,
             "request_too_large",
-            &format!("request bodies are limited to {} KiB", MAX_BODY_BYTES / 1024),
+            &format!(
+                "request bodies are limited to {} KiB",
+                MAX_BODY_BYTES / 1024
+            ),
         )
     }
 
@@ -329,13 +332,22 @@ impl AuthService {
             if !self.is_our_resource(resource) {
                 return Answer::bad_request(
                     "invalid_target",
-                    &format!("the only resources here are {} and {}", self.audience, self.base_url.join(paths::MCP)),
+                    &format!(
+                        "the only resources here are {} and {}",
+                        self.audience,
+                        self.base_url.join(paths::MCP)
+                    ),
                 );
             }
         }
         let lifetime = self.policy.access_token_lifetime;
         let (subject, assertion_jti, lifetime) = match form.get("grant_type") {
-            None => return Answer::bad_request("invalid_request", "the parameter `grant_type` is required"),
+            None => {
+                return Answer::bad_request(
+                    "invalid_request",
+                    "the parameter `grant_type` is required",
+                )
+            }
             Some(JWT_BEARER_GRANT) => {
                 let Some(assertion) = form.get("assertion") else {
                     return Answer::bad_request(
@@ -349,23 +361,26 @@ impl AuthService {
                 };
                 // An access token never outlives its assertion, so revoking the assertion
                 // (kept on record until the assertion expires) always covers it.
-                let remaining = claims
-                    .expires_at()
-                    .duration_since(now)
-                    .unwrap_or_default();
+                let remaining = claims.expires_at().duration_since(now).unwrap_or_default();
                 (claims.sub, Some(claims.jti), lifetime.min(remaining))
             }
             Some(CLIENT_CREDENTIALS_GRANT) => match random_id("anon_") {
                 // The client_id is an untrusted label: every such token gets a fresh subject.
                 Ok(subject) => (subject, None, lifetime),
                 Err(_) => {
-                    return Answer::error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "no randomness available")
+                    return Answer::error(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "server_error",
+                        "no randomness available",
+                    )
                 }
             },
             Some(_) => {
                 return Answer::bad_request(
                     "unsupported_grant_type",
-                    &format!("supported grant types: {JWT_BEARER_GRANT}, {CLIENT_CREDENTIALS_GRANT}"),
+                    &format!(
+                        "supported grant types: {JWT_BEARER_GRANT}, {CLIENT_CREDENTIALS_GRANT}"
+                    ),
                 )
             }
         };
@@ -395,7 +410,11 @@ impl AuthService {
             ),
             Err(error) => {
                 tracing::error!(%error, "cannot mint an access token");
-                Answer::error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "the token could not be issued")
+                Answer::error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "server_error",
+                    "the token could not be issued",
+                )
             }
         }
     }
@@ -450,7 +469,11 @@ impl AuthService {
         self.store.purge_expired(now)
     }
 
-    fn check_assertion(&self, token: &str, now: SystemTime) -> Result<AssertionClaims, AssertionError> {
+    fn check_assertion(
+        &self,
+        token: &str,
+        now: SystemTime,
+    ) -> Result<AssertionClaims, AssertionError> {
         let claims = assertion::verify(
             token,
             &self.public_point,
@@ -502,7 +525,10 @@ impl AuthService {
 /// assertion or a Basic password expects them to be checked; refusing says clearly that
 /// they are not (RFC 6749 §5.2 `invalid_client`, 401 with a challenge for header auth).
 fn refuse_client_authentication(form: &Form, authorization: Option<&str>) -> Option<Answer> {
-    if form.has("client_secret") || form.has("client_assertion") || form.has("client_assertion_type") {
+    if form.has("client_secret")
+        || form.has("client_assertion")
+        || form.has("client_assertion_type")
+    {
         return Some(Answer::error(
             StatusCode::UNAUTHORIZED,
             "invalid_client",
@@ -515,7 +541,10 @@ fn refuse_client_authentication(form: &Form, authorization: Option<&str>) -> Opt
         "invalid_client",
         "this service takes no client credentials; drop the Authorization header",
     )
-    .with_header(WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"dossier\""));
+    .with_header(
+        WWW_AUTHENTICATE,
+        HeaderValue::from_static("Basic realm=\"dossier\""),
+    );
     let (scheme, credentials) = header.trim().split_once(' ').unwrap_or((header, ""));
     if !scheme.eq_ignore_ascii_case("basic") {
         return Some(refusal);

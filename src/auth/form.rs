@@ -81,7 +81,11 @@ mod tests {
 
     #[test]
     fn parses_parameters_once_each() {
-        let form = parse(FORM, b"grant_type=client_credentials&scope=company%3Aread&empty=").unwrap();
+        let form = parse(
+            FORM,
+            b"grant_type=client_credentials&scope=company%3Aread&empty=",
+        )
+        .unwrap();
         assert_eq!(form.get("grant_type"), Some("client_credentials"));
         assert_eq!(form.get("scope"), Some("company:read"));
         assert!(!form.has("empty"));
@@ -89,7 +93,10 @@ mod tests {
             parse(FORM, b"a=1&a=2").unwrap_err(),
             FormError::Repeated("a".into())
         );
-        assert_eq!(parse(FORM, b"a=&a=2").unwrap_err(), FormError::Repeated("a".into()));
+        assert_eq!(
+            parse(FORM, b"a=&a=2").unwrap_err(),
+            FormError::Repeated("a".into())
+        );
     }
 
     #[test]
@@ -102,9 +109,16 @@ mod tests {
             assert!(parse(Some(ok), b"a=1").is_ok(), "{ok}");
         }
         assert_eq!(parse(None, b"a=1").unwrap_err(), FormError::ContentType);
-        assert_eq!(parse(Some("application/json"), b"{}").unwrap_err(), FormError::ContentType);
         assert_eq!(
-            parse(Some("application/x-www-form-urlencoded; charset=latin1"), b"a=1").unwrap_err(),
+            parse(Some("application/json"), b"{}").unwrap_err(),
+            FormError::ContentType
+        );
+        assert_eq!(
+            parse(
+                Some("application/x-www-form-urlencoded; charset=latin1"),
+                b"a=1"
+            )
+            .unwrap_err(),
             FormError::Charset
         );
     }

@@ -108,14 +108,18 @@ mod tests {
         let now = SystemTime::UNIX_EPOCH;
         assert!(limiter.check("2001:db8::1".parse().unwrap(), now).is_ok());
         assert!(limiter.check("2001:db8::2".parse().unwrap(), now).is_err());
-        assert!(limiter.check("2001:db8:0:1::1".parse().unwrap(), now).is_ok());
+        assert!(limiter
+            .check("2001:db8:0:1::1".parse().unwrap(), now)
+            .is_ok());
     }
 
     #[test]
     fn zero_means_unlimited() {
         let limiter = RateLimiter::new(0);
         for _ in 0..1000 {
-            assert!(limiter.check("192.0.2.1".parse().unwrap(), SystemTime::UNIX_EPOCH).is_ok());
+            assert!(limiter
+                .check("192.0.2.1".parse().unwrap(), SystemTime::UNIX_EPOCH)
+                .is_ok());
         }
     }
 }

@@ -58,8 +58,8 @@ impl EmbeddedStore {
     /// Opens (or creates) `revocations.redb` in `state_dir` and loads it into memory.
     pub fn open(state_dir: &Path) -> Result<EmbeddedStore, StoreError> {
         let path = state_dir.join(REVOCATIONS_FILE);
-        let database = Database::create(&path)
-            .map_err(|e| StoreError(format!("{}: {e}", path.display())))?;
+        let database =
+            Database::create(&path).map_err(|e| StoreError(format!("{}: {e}", path.display())))?;
         let write = database.begin_write().map_err(store_error)?;
         write.open_table(REVOKED).map_err(store_error)?;
         write.commit().map_err(store_error)?;
@@ -151,13 +151,18 @@ mod tests {
         {
             let store = EmbeddedStore::open(dir.path()).unwrap();
             store.revoke("at_1", now + Duration::from_secs(60)).unwrap();
-            store.revoke("at_2", now + Duration::from_secs(600)).unwrap();
+            store
+                .revoke("at_2", now + Duration::from_secs(600))
+                .unwrap();
             assert!(store.is_revoked("at_1"));
             assert!(!store.is_revoked("at_3"));
         }
         let store = EmbeddedStore::open(dir.path()).unwrap();
         assert!(store.is_revoked("at_1") && store.is_revoked("at_2"));
-        assert_eq!(store.purge_expired(now + Duration::from_secs(61)).unwrap(), 1);
+        assert_eq!(
+            store.purge_expired(now + Duration::from_secs(61)).unwrap(),
+            1
+        );
         assert!(!store.is_revoked("at_1"));
         assert!(store.is_revoked("at_2"));
         drop(store);
@@ -172,7 +177,10 @@ mod tests {
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
         store.revoke("x", now + Duration::from_secs(600)).unwrap();
         store.revoke("x", now + Duration::from_secs(10)).unwrap();
-        assert_eq!(store.purge_expired(now + Duration::from_secs(11)).unwrap(), 0);
+        assert_eq!(
+            store.purge_expired(now + Duration::from_secs(11)).unwrap(),
+            0
+        );
         assert!(store.is_revoked("x"));
     }
 }

@@ -74,7 +74,6 @@ impl App {
             self.started_at,
         )));
     }
-
 }
 
 /// Serves `app` on `listener` until `shutdown` completes, then lets open requests finish.

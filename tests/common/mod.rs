@@ -133,13 +133,24 @@ impl TestServer {
     }
 
     pub async fn start_with(source: Source) -> TestServer {
-        TestServer::start_full(source, tempfile::tempdir().unwrap(), None, RateLimits::default()).await
+        TestServer::start_full(
+            source,
+            tempfile::tempdir().unwrap(),
+            None,
+            RateLimits::default(),
+        )
+        .await
     }
 
     /// A server whose registration and token endpoints allow `per_minute` requests per address.
     pub async fn start_with_limits(limits: RateLimits) -> TestServer {
-        TestServer::start_full(Source::Content(sample_content()), tempfile::tempdir().unwrap(), None, limits)
-            .await
+        TestServer::start_full(
+            Source::Content(sample_content()),
+            tempfile::tempdir().unwrap(),
+            None,
+            limits,
+        )
+        .await
     }
 
     pub async fn start_full(
@@ -157,7 +168,10 @@ impl TestServer {
             auth: AuthPolicy::default(),
         };
         let artifacts = live::load(&source, &config, keys.identity.jwk()).unwrap();
-        let clock = Arc::new(ManualClock::new(SystemTime::now()));
+        // Whole seconds, like the timestamps in tokens, so lifetimes come out exact.
+        let now = SystemTime::UNIX_EPOCH
+            + Duration::from_secs(dossier::clock::unix_seconds(SystemTime::now()));
+        let clock = Arc::new(ManualClock::new(now));
         let store = EmbeddedStore::open(state.path()).unwrap();
         let auth = AuthService::new(
             config.base_url.clone(),

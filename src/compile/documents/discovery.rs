@@ -12,7 +12,6 @@ use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
 use crate::config::{CLIENT_CREDENTIALS_GRANT, JWT_BEARER_GRANT};
 use crate::paths;
 
-
 #[derive(Serialize)]
 struct ProtectedResourceMetadata<'a> {
     resource: String,
