@@ -675,6 +675,15 @@ async fn openapi_describes_every_public_path() {
             "{path} HEAD undocumented"
         );
     }
+    for path in [
+        "/agent/identity",
+        "/agent/identity/claim",
+        "/oauth2/token",
+        "/oauth2/revoke",
+        "/oauth2/authorize",
+    ] {
+        assert!(document["paths"][path].is_object(), "{path} undocumented");
+    }
     assert_eq!(
         document["components"]["securitySchemes"]["agentAuth"]["flows"]["clientCredentials"]
             ["tokenUrl"],

@@ -55,3 +55,23 @@ def test_every_documented_get_answers(server, spec):
             continue
         status, headers, _ = server.get(path, {"Accept": "application/json"})
         assert status in (200,) or "oauth2/authorize" in path, (path, status)
+
+
+def test_auth_responses_match_their_schemas(server, spec):
+    import urllib.request
+
+    def post(path, body, content_type):
+        request = urllib.request.Request(
+            server.base + path, data=body.encode(), headers={"Content-Type": content_type}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())
+
+    registration = post("/agent/identity", '{"type": "anonymous"}', "application/json")
+    jsonschema.Draft202012Validator(schema_for(spec, "Registration")).validate(registration)
+    token = post(
+        "/oauth2/token", "grant_type=client_credentials", "application/x-www-form-urlencoded"
+    )
+    jsonschema.Draft202012Validator(schema_for(spec, "TokenResponse")).validate(token)
+    for path in ("/agent/identity", "/oauth2/token", "/oauth2/revoke", "/agent/identity/claim"):
+        assert "post" in spec["paths"][path], path

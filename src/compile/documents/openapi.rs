@@ -172,6 +172,10 @@ fn describe(input: &CompileInput<'_>) -> Value {
         ),
     );
 
+    for (path, item) in auth_paths() {
+        paths_object.insert(path.into(), item);
+    }
+
     let contact_schema = json!({
         "type": "object",
         "additionalProperties": false,
@@ -198,7 +202,8 @@ fn describe(input: &CompileInput<'_>) -> Value {
         "tags": [
             {"name": "company", "description": "The company's public information."},
             {"name": "discovery", "description": "Documents that let agents find and use this service."},
-            {"name": "service", "description": "Operational endpoints."}
+            {"name": "service", "description": "Operational endpoints."},
+            {"name": "auth", "description": "Optional anonymous registration and tokens; see auth.md."}
         ],
         "paths": paths_object,
         "components": {
@@ -370,6 +375,63 @@ fn schemas(contact_schema: Value) -> Value {
                 "pages": {"type": "array", "items": schema_ref("Page")}
             }
         },
+        "RegistrationRequest": {
+            "type": "object",
+            "required": ["type"],
+            "properties": {"type": {"type": "string", "enum": ["anonymous"]}}
+        },
+        "Registration": {
+            "type": "object",
+            "required": ["registration_id", "registration_type", "identity_assertion", "expires_in", "expires_at", "identity"],
+            "properties": {
+                "registration_id": {"type": "string"},
+                "registration_type": {"type": "string", "enum": ["anonymous"]},
+                "id": {"type": "string", "description": "The registration id again, for newer auth.md clients."},
+                "type": {"type": "string", "enum": ["anonymous"]},
+                "identity_assertion": {"type": "string", "description": "ES256 JWT (typ oauth-id-jag+jwt), verifiable with the JWKS."},
+                "expires_in": {"type": "integer", "minimum": 1},
+                "expires_at": {"type": "string", "format": "date-time"},
+                "assertion_expires": {"type": "string", "format": "date-time"},
+                "identity": {
+                    "type": "object",
+                    "required": ["assertion", "expires_at"],
+                    "properties": {
+                        "assertion": {"type": "string"},
+                        "expires_at": {"type": "string", "format": "date-time"}
+                    }
+                }
+            }
+        },
+        "TokenRequest": {
+            "type": "object",
+            "required": ["grant_type"],
+            "properties": {
+                "grant_type": {"type": "string", "enum": ["urn:ietf:params:oauth:grant-type:jwt-bearer", "client_credentials"]},
+                "assertion": {"type": "string", "description": "The identity_assertion; required for the jwt-bearer grant."},
+                "scope": {"type": "string"},
+                "resource": {"type": "string", "format": "uri"},
+                "client_id": {"type": "string", "description": "An untrusted label; never a credential."}
+            }
+        },
+        "TokenResponse": {
+            "type": "object",
+            "required": ["access_token", "token_type", "expires_in", "scope"],
+            "additionalProperties": false,
+            "properties": {
+                "access_token": {"type": "string"},
+                "token_type": {"type": "string", "enum": ["Bearer"]},
+                "expires_in": {"type": "integer", "minimum": 1},
+                "scope": {"type": "string"}
+            }
+        },
+        "RevocationRequest": {
+            "type": "object",
+            "required": ["token"],
+            "properties": {
+                "token": {"type": "string", "description": "An access token or an identity assertion."},
+                "token_type_hint": {"type": "string"}
+            }
+        },
         "Linkset": {
             "type": "object",
             "additionalProperties": false,
@@ -394,4 +456,118 @@ fn schemas(contact_schema: Value) -> Value {
             }
         }
     })
+}
+
+fn error_response(description: &str) -> Value {
+    json!({
+        "description": description,
+        "headers": {
+            "Cache-Control": {"description": "`no-store`", "schema": {"type": "string"}},
+            "Pragma": {"description": "`no-cache`", "schema": {"type": "string"}}
+        },
+        "content": {"application/json": {"schema": schema_ref("Error")}}
+    })
+}
+
+fn rate_limited() -> Value {
+    json!({
+        "description": "Too many requests from this address (`rate_limit_exceeded`).",
+        "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}},
+        "content": {"application/json": {"schema": schema_ref("Error")}}
+    })
+}
+
+/// The dynamic auth endpoints: registration, claim, token, revocation, authorization.
+fn auth_paths() -> Vec<(&'static str, Value)> {
+    let form = |schema: &str| {
+        json!({
+            "required": true,
+            "content": {"application/x-www-form-urlencoded": {"schema": schema_ref(schema)}}
+        })
+    };
+    vec![
+        (
+            paths::AGENT_IDENTITY,
+            json!({"post": {
+                "operationId": "registerAnonymousAgent",
+                "summary": "Register anonymously and receive an identity assertion",
+                "tags": ["auth"],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": schema_ref("RegistrationRequest")}}},
+                "responses": {
+                    "200": {
+                        "description": "The identity assertion, flat and nested.",
+                        "headers": {"Cache-Control": {"description": "`no-store`", "schema": {"type": "string"}}},
+                        "content": {"application/json": {"schema": schema_ref("Registration")}}
+                    },
+                    "400": error_response("`invalid_request` (bad JSON, missing `type`, wrong content type) or `unsupported_identity_type`."),
+                    "413": error_response("`request_too_large`: bodies are limited to 64 KiB."),
+                    "429": rate_limited()
+                }
+            }}),
+        ),
+        (
+            paths::AGENT_IDENTITY_CLAIM,
+            json!({"post": {
+                "operationId": "claimRegistration",
+                "summary": "Claiming is not offered",
+                "tags": ["auth"],
+                "responses": {"400": error_response("Always `claim_not_supported`.")}
+            }}),
+        ),
+        (
+            paths::OAUTH_TOKEN,
+            json!({"post": {
+                "operationId": "issueAccessToken",
+                "summary": "Exchange an identity assertion (jwt-bearer) or use client_credentials without a secret",
+                "tags": ["auth"],
+                "requestBody": form("TokenRequest"),
+                "responses": {
+                    "200": {
+                        "description": "An access token (PASETO v4.local, opaque). No refresh token.",
+                        "content": {"application/json": {"schema": schema_ref("TokenResponse")}}
+                    },
+                    "400": error_response("`invalid_request`, `invalid_grant`, `unsupported_grant_type`, `invalid_scope` or `invalid_target`."),
+                    "401": error_response("`invalid_client`: client secrets, client assertions and Basic passwords are refused."),
+                    "413": error_response("`request_too_large`."),
+                    "429": rate_limited()
+                }
+            }}),
+        ),
+        (
+            paths::OAUTH_REVOKE,
+            json!({"post": {
+                "operationId": "revokeToken",
+                "summary": "Revoke an access token, or an identity assertion and every token issued from it (RFC 7009)",
+                "tags": ["auth"],
+                "requestBody": form("RevocationRequest"),
+                "responses": {
+                    "200": {"description": "Revoked, or unknown: the answer is the same."},
+                    "400": error_response("`invalid_request`: no `token`, a repeated parameter or a wrong content type.")
+                }
+            }}),
+        ),
+        (
+            paths::OAUTH_AUTHORIZE,
+            json!({
+                "get": {
+                    "operationId": "authorize",
+                    "summary": "There is no interactive login; explains where to go instead",
+                    "tags": ["auth"],
+                    "responses": {"400": {
+                        "description": "`unsupported_response_type`, as JSON, or an HTML page for browsers.",
+                        "content": {
+                            "application/json": {"schema": schema_ref("Error")},
+                            "text/html": {"schema": {"type": "string"}}
+                        }
+                    }}
+                },
+                "post": {
+                    "operationId": "authorizePost",
+                    "summary": "Same as GET",
+                    "tags": ["auth"],
+                    "responses": {"400": error_response("`unsupported_response_type`.")}
+                }
+            }),
+        ),
+    ]
 }
