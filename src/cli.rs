@@ -15,6 +15,7 @@ use crate::clock::SystemClock;
 use crate::compile::output;
 use crate::config::{AuthPolicy, BaseUrl, SiteConfig};
 use crate::live::{self, LoadError, Source};
+use crate::serve::origin::OriginPolicy;
 use crate::serve::{self, App};
 
 #[derive(Debug, Parser)]
@@ -78,6 +79,15 @@ pub struct ServeArgs {
     /// Directory for keys and durable state (created if missing).
     #[arg(long, env = "DOSSIER_STATE", default_value = ".dossier-state")]
     pub state: PathBuf,
+    /// Browser origins allowed to call /mcp besides the base URL's own and loopback (repeat
+    /// the flag, or separate with commas). When bound to loopback, all others get 403; when
+    /// bound publicly and none are given, any origin may call.
+    #[arg(
+        long = "allowed-origin",
+        env = "DOSSIER_ALLOWED_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub allowed_origins: Vec<String>,
     /// POST /agent/identity requests allowed per client address per minute (0: no limit).
     #[arg(long, env = "DOSSIER_REGISTER_RATE_LIMIT", default_value_t = RateLimits::default().register_per_minute)]
     pub register_rate_limit: u32,
@@ -120,7 +130,7 @@ pub fn build(args: &BuildArgs) -> ExitCode {
     let config = config_for(base_url);
     let started = std::time::Instant::now();
     let set = match live::compile_content(&args.content, &config, keys.identity.jwk()) {
-        Ok(set) => set,
+        Ok((set, _site)) => set,
         Err(error) => {
             report_load_error(&error);
             return ExitCode::FAILURE;
@@ -203,8 +213,8 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         }
     };
     let config = config_for(base_url);
-    let artifacts = match live::load(&source, &config, keys.identity.jwk()) {
-        Ok(set) => set,
+    let (artifacts, site) = match live::load(&source, &config, keys.identity.jwk()) {
+        Ok(loaded) => loaded,
         Err(error) => {
             report_load_error(&error);
             return ExitCode::FAILURE;
@@ -241,12 +251,18 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let origins = OriginPolicy::new(
+        &config.base_url,
+        &args.allowed_origins,
+        local.ip().is_loopback(),
+    );
     let app = Arc::new(App::new(
         config,
         auth,
         Arc::new(SystemClock),
         source,
-        artifacts,
+        (artifacts, site),
+        origins,
     ));
     tokio::spawn(purge_revocations(Arc::clone(&app)));
     // A fixed line on stdout, so scripts and tests can learn the port when --addr ends in :0.

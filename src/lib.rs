@@ -12,5 +12,6 @@ pub mod compile;
 pub mod config;
 pub mod content;
 pub mod live;
+pub mod mcp;
 pub mod paths;
 pub mod serve;

@@ -15,7 +15,8 @@ use crate::auth::keys::PublicJwk;
 use crate::clock::rfc3339;
 use crate::compile::{self, output, Artifact, ArtifactSet, CachePolicy, CompileInput};
 use crate::config::SiteConfig;
-use crate::content::{self, ContentErrors};
+use crate::content::{self, ContentErrors, Site};
+use crate::mcp::Catalog;
 use crate::paths;
 
 /// Where the artifacts come from.
@@ -70,14 +71,15 @@ pub fn compile_content(
     content_dir: &Path,
     config: &SiteConfig,
     jwk: &PublicJwk,
-) -> Result<ArtifactSet, LoadError> {
+) -> Result<(ArtifactSet, Site), LoadError> {
     let site = content::load(content_dir).map_err(LoadError::Content)?;
-    compile::compile(&CompileInput {
+    let artifacts = compile::compile(&CompileInput {
         site: &site,
         config,
         jwk,
     })
-    .map_err(LoadError::Compile)
+    .map_err(LoadError::Compile)?;
+    Ok((artifacts, site))
 }
 
 /// Loads a `build/` and checks that it was made for this origin and this identity key.
@@ -85,7 +87,7 @@ pub fn load_build(
     build_dir: &Path,
     config: &SiteConfig,
     jwk: &PublicJwk,
-) -> Result<ArtifactSet, LoadError> {
+) -> Result<(ArtifactSet, Site), LoadError> {
     let (set, base_url) = output::read_build(build_dir).map_err(LoadError::Build)?;
     if base_url != config.base_url {
         return Err(LoadError::Mismatch(format!(
@@ -107,24 +109,34 @@ pub fn load_build(
             jwk.kid
         )));
     }
-    Ok(set)
+    // The site model travels in the build as the body of /api/company; MCP is built from it,
+    // so the two cannot disagree.
+    let site = set
+        .get(paths::API_COMPANY)
+        .ok_or_else(|| "the build has no /api/company".to_string())
+        .and_then(|artifact| {
+            serde_json::from_slice::<Site>(&artifact.identity.body).map_err(|e| e.to_string())
+        })
+        .map_err(|reason| LoadError::Mismatch(format!("{}: {reason}", build_dir.display())))?;
+    Ok((set, site))
 }
 
 pub fn load(
     source: &Source,
     config: &SiteConfig,
     jwk: &PublicJwk,
-) -> Result<ArtifactSet, LoadError> {
+) -> Result<(ArtifactSet, Site), LoadError> {
     match source {
         Source::Content(dir) => compile_content(dir, config, jwk),
         Source::Build(dir) => load_build(dir, config, jwk),
     }
 }
 
-/// One served version: the artifacts and the health document that describes them.
-#[derive(Debug)]
+/// One served version: the artifacts, the MCP catalog built from the same site model, and
+/// the health document that describes them.
 pub struct Live {
     pub artifacts: ArtifactSet,
+    pub mcp: Catalog,
     pub health: Arc<Artifact>,
 }
 
@@ -144,7 +156,13 @@ struct ContentHealth<'a> {
 }
 
 impl Live {
-    pub fn new(artifacts: ArtifactSet, source: &Source, started_at: SystemTime) -> Live {
+    pub fn new(
+        artifacts: ArtifactSet,
+        site: Site,
+        config: &SiteConfig,
+        source: &Source,
+        started_at: SystemTime,
+    ) -> Live {
         let health = Health {
             status: "ok",
             version: env!("CARGO_PKG_VERSION"),
@@ -171,6 +189,7 @@ impl Live {
         });
         Live {
             artifacts,
+            mcp: Catalog::build(site, config.base_url.as_str()),
             health: Arc::new(health),
         }
     }

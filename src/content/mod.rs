@@ -16,6 +16,7 @@ mod error;
 mod front_matter;
 pub mod model;
 mod rules;
+pub mod schema;
 mod source;
 
 use std::collections::HashMap;

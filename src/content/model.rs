@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use super::rules::{self, Problems};
 
-/// Everything `content/` says, validated and cross-checked.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Everything `content/` says, validated and cross-checked. Its JSON form is the body of
+/// `/api/company`, which is how a `build/` carries the model back in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Site {
     pub company: Company,
     /// Ordered by `order`, then name.
@@ -142,16 +143,16 @@ pub struct PageFrontMatter {
 }
 
 /// A page: front matter plus its Markdown body.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Page {
     pub slug: String,
     pub title: String,
     pub summary: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub division: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contact: Option<Contact>,
     /// The page text as the author wrote it (CommonMark).
     pub body_markdown: String,

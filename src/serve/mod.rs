@@ -4,6 +4,7 @@
 //! size, the time a client may take to send its headers, and graceful shutdown.
 
 mod negotiate;
+pub mod origin;
 pub mod reply;
 mod router;
 mod statics;
@@ -24,7 +25,9 @@ use crate::auth::endpoints::AuthService;
 use crate::clock::Clock;
 use crate::compile::ArtifactSet;
 use crate::config::SiteConfig;
+use crate::content::Site;
 use crate::live::{Live, Source};
+use origin::OriginPolicy;
 
 /// Largest request head (request line plus headers) accepted.
 const MAX_HEAD_BYTES: usize = 64 * 1024;
@@ -37,6 +40,7 @@ pub struct App {
     pub auth: AuthService,
     pub clock: Arc<dyn Clock>,
     pub source: Source,
+    pub origins: OriginPolicy,
     started_at: SystemTime,
     live: ArcSwap<Live>,
 }
@@ -47,15 +51,17 @@ impl App {
         auth: AuthService,
         clock: Arc<dyn Clock>,
         source: Source,
-        artifacts: ArtifactSet,
+        (artifacts, site): (ArtifactSet, Site),
+        origins: OriginPolicy,
     ) -> App {
         let started_at = clock.now();
-        let live = Live::new(artifacts, &source, started_at);
+        let live = Live::new(artifacts, site, &config, &source, started_at);
         App {
             config,
             auth,
             clock,
             source,
+            origins,
             started_at,
             live: ArcSwap::from_pointee(live),
         }
@@ -66,13 +72,10 @@ impl App {
         self.live.load()
     }
 
-    /// Swaps in a new artifact set; requests already running keep the old one.
-    pub fn replace(&self, artifacts: ArtifactSet) {
-        self.live.store(Arc::new(Live::new(
-            artifacts,
-            &self.source,
-            self.started_at,
-        )));
+    /// Swaps in a new version; requests already running keep the old one.
+    pub fn replace(&self, artifacts: ArtifactSet, site: Site) {
+        let live = Live::new(artifacts, site, &self.config, &self.source, self.started_at);
+        self.live.store(Arc::new(live));
     }
 }
 

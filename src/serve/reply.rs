@@ -17,8 +17,9 @@ pub const PRAGMA: HeaderName = HeaderName::from_static("pragma");
 pub const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
 
 /// Headers a browser-based client may read from our responses.
-const EXPOSED: HeaderValue =
-    HeaderValue::from_static("ETag, Link, WWW-Authenticate, Retry-After, Content-Length");
+const EXPOSED: HeaderValue = HeaderValue::from_static(
+    "ETag, Link, WWW-Authenticate, Retry-After, Content-Length, MCP-Protocol-Version, Mcp-Session-Id",
+);
 
 /// `{"error": "...", "error_description": "..."}`: the error body on every surface but
 /// JSON-RPC.

@@ -8,9 +8,9 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::header::{
-    HeaderMap, HeaderValue, ACCEPT, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS,
-    ACCESS_CONTROL_MAX_AGE, ALLOW, AUTHORIZATION, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE,
-    TRANSFER_ENCODING, WWW_AUTHENTICATE,
+    HeaderMap, HeaderName, HeaderValue, ACCEPT, ACCESS_CONTROL_ALLOW_HEADERS,
+    ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_MAX_AGE, ALLOW, AUTHORIZATION, CACHE_CONTROL,
+    CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, TRANSFER_ENCODING, WWW_AUTHENTICATE,
 };
 use hyper::{Method, Request, Response, StatusCode};
 
@@ -19,6 +19,7 @@ use super::{statics, App};
 use crate::auth::bearer::{self, Presented};
 use crate::auth::endpoints::{self, Answer, PostRequest, MAX_BODY_BYTES};
 use crate::auth::form;
+use crate::mcp::{self, jsonrpc, McpHeaders};
 use crate::paths;
 
 /// What a path is, independent of the method.
@@ -61,10 +62,18 @@ impl Endpoint {
     }
 }
 
-/// Paths where a presented bearer token is checked (and a bad one refused).
-fn checks_bearer(path: &str) -> bool {
-    path == paths::API_COMPANY || path == paths::API_HEALTH
+/// Paths where a presented bearer token is checked (and a bad one refused), with the
+/// protected-resource metadata a 401 points at.
+fn bearer_metadata(path: &str) -> Option<&'static str> {
+    match path {
+        paths::API_COMPANY | paths::API_HEALTH => Some(paths::PROTECTED_RESOURCE),
+        paths::MCP => Some(paths::PROTECTED_RESOURCE_MCP),
+        _ => None,
+    }
 }
+
+/// Largest MCP request body.
+const MAX_MCP_BODY_BYTES: usize = 1024 * 1024;
 
 fn dynamic_endpoint(path: &str) -> Option<Endpoint> {
     Some(match path {
@@ -107,6 +116,11 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
                 }
             },
         };
+        if endpoint == Endpoint::Mcp {
+            if let Some(refusal) = check_origin(app, request.headers()) {
+                return refusal;
+            }
+        }
         let method = request.method();
         if method == Method::OPTIONS {
             return preflight(endpoint);
@@ -114,8 +128,8 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
         if !endpoint.allows(method) {
             return method_not_allowed(method, endpoint);
         }
-        if checks_bearer(path) {
-            if let Some(refusal) = check_bearer(app, &request) {
+        if let Some(metadata) = bearer_metadata(path) {
+            if let Some(refusal) = check_bearer(app, &request, metadata) {
                 return refusal;
             }
         }
@@ -151,11 +165,7 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
             with_body(app, request, endpoint).await
         }
         Endpoint::Revoke => with_body(app, request, endpoint).await,
-        Endpoint::Mcp => reply::error(
-            StatusCode::NOT_IMPLEMENTED,
-            "not_implemented",
-            "the MCP endpoint is not available in this version of the service",
-        ),
+        Endpoint::Mcp => mcp_post(app, request).await,
         Endpoint::Artifact | Endpoint::Health => {
             reply::error(StatusCode::NOT_FOUND, "not_found", "no such resource")
         }
@@ -237,7 +247,11 @@ fn preflight(endpoint: Endpoint) -> Response<Body> {
 }
 
 /// `None` when the request may proceed: no token, or a valid one.
-fn check_bearer(app: &App, request: &Request<Incoming>) -> Option<Response<Body>> {
+fn check_bearer(
+    app: &App,
+    request: &Request<Incoming>,
+    metadata: &'static str,
+) -> Option<Response<Body>> {
     if bearer::token_in_query(request.uri().query()) {
         return Some(reply::error(
             StatusCode::BAD_REQUEST,
@@ -272,15 +286,15 @@ fn check_bearer(app: &App, request: &Request<Incoming>) -> Option<Response<Body>
         },
         Presented::Unusable(problem) => problem,
     };
-    Some(invalid_token(app, problem))
+    Some(invalid_token(app, problem, metadata))
 }
 
 /// 401 with the RFC 6750 / RFC 9728 challenge that points at the metadata.
-fn invalid_token(app: &App, description: &str) -> Response<Body> {
+fn invalid_token(app: &App, description: &str, metadata: &'static str) -> Response<Body> {
     let mut response = reply::error(StatusCode::UNAUTHORIZED, "invalid_token", description);
     let challenge = format!(
         "Bearer error=\"invalid_token\", error_description=\"{description}\", resource_metadata=\"{}\"",
-        app.config.base_url.join(paths::PROTECTED_RESOURCE)
+        app.config.base_url.join(metadata)
     );
     if let Ok(value) = HeaderValue::from_str(&challenge) {
         response.headers_mut().insert(WWW_AUTHENTICATE, value);
@@ -289,4 +303,133 @@ fn invalid_token(app: &App, description: &str) -> Response<Body> {
         .headers_mut()
         .insert(CACHE_CONTROL, reply::NO_STORE);
     response
+}
+
+const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+
+/// An HTTP-level refusal on `/mcp`, with a JSON-RPC error body (no id: none was read).
+fn mcp_refusal(status: StatusCode, code: i64, message: &str) -> Response<Body> {
+    let mut response = Response::new(Body::new(Bytes::from(jsonrpc::error(
+        None, code, message, None,
+    ))));
+    *response.status_mut() = status;
+    response.headers_mut().insert(CONTENT_TYPE, reply::JSON);
+    response
+}
+
+/// Foreign origins (and, on loopback, foreign `Host` names) are refused before anything else,
+/// preflight included: that is the DNS-rebinding defence.
+fn check_origin(app: &App, headers: &HeaderMap) -> Option<Response<Body>> {
+    let origin_ok = headers
+        .get_all(ORIGIN)
+        .iter()
+        .all(|origin| origin.to_str().is_ok_and(|o| app.origins.allows_origin(o)));
+    let host_ok = headers
+        .get(HOST)
+        .and_then(|h| h.to_str().ok())
+        .is_none_or(|host| app.origins.allows_host(host));
+    if origin_ok && host_ok {
+        return None;
+    }
+    Some(mcp_refusal(
+        StatusCode::FORBIDDEN,
+        jsonrpc::INVALID_REQUEST,
+        "this origin may not call the MCP endpoint",
+    ))
+}
+
+/// Whether `Accept` allows a JSON answer. Missing, `*/*`, `application/*` and
+/// `application/json` all do; so does any list that names `text/event-stream` along with them.
+fn accepts_json(headers: &HeaderMap) -> bool {
+    let mut seen = false;
+    for value in headers.get_all(ACCEPT) {
+        let Ok(text) = value.to_str() else { continue };
+        for item in text.split(',') {
+            let (range, parameters) = item.split_once(';').unwrap_or((item, ""));
+            let range = range.trim().to_ascii_lowercase();
+            if range.is_empty() {
+                continue;
+            }
+            seen = true;
+            let refused = parameters.split(';').any(|p| {
+                matches!(
+                    p.trim().replace(' ', "").as_str(),
+                    "q=0" | "q=0.0" | "q=0.00" | "q=0.000"
+                )
+            });
+            if !refused && matches!(range.as_str(), "application/json" | "application/*" | "*/*") {
+                return true;
+            }
+        }
+    }
+    !seen
+}
+
+async fn mcp_post(app: &App, request: Request<Incoming>) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    let content_type = single_header(&parts.headers, CONTENT_TYPE);
+    if !form::is_media_type(content_type, "application/json") {
+        return mcp_refusal(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            jsonrpc::INVALID_REQUEST,
+            "send JSON-RPC with Content-Type: application/json",
+        );
+    }
+    if !accepts_json(&parts.headers) {
+        return mcp_refusal(
+            StatusCode::NOT_ACCEPTABLE,
+            jsonrpc::INVALID_REQUEST,
+            "this server answers with application/json; include it in Accept",
+        );
+    }
+    let declared = parts
+        .headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let too_large = || {
+        mcp_refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            jsonrpc::INVALID_REQUEST,
+            "MCP requests are limited to 1 MiB",
+        )
+    };
+    if declared.is_some_and(|length| length > MAX_MCP_BODY_BYTES as u64) {
+        return too_large();
+    }
+    let body = match Limited::new(body, MAX_MCP_BODY_BYTES).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(error) if error.is::<http_body_util::LengthLimitError>() => return too_large(),
+        Err(_) => {
+            return mcp_refusal(
+                StatusCode::BAD_REQUEST,
+                jsonrpc::INVALID_REQUEST,
+                "the request body could not be read",
+            )
+        }
+    };
+    let headers = McpHeaders {
+        protocol_version: single_header(&parts.headers, MCP_PROTOCOL_VERSION),
+        method: single_header(&parts.headers, MCP_METHOD),
+        name: single_header(&parts.headers, MCP_NAME),
+    };
+    let answer = mcp::handle(&app.live().mcp, &headers, &body);
+    match answer.body {
+        Some(body) => {
+            let mut response = Response::new(Body::new(Bytes::from(body)));
+            *response.status_mut() = answer.status;
+            response.headers_mut().insert(CONTENT_TYPE, reply::JSON);
+            response
+                .headers_mut()
+                .insert(CACHE_CONTROL, reply::NO_STORE);
+            response
+        }
+        None => {
+            let mut response = Response::new(Body::default());
+            *response.status_mut() = answer.status;
+            response
+        }
+    }
 }

@@ -21,6 +21,7 @@ use dossier::auth::store::EmbeddedStore;
 use dossier::clock::{Clock, ManualClock};
 use dossier::config::{AuthPolicy, BaseUrl, SiteConfig};
 use dossier::live::{self, Source};
+use dossier::serve::origin::OriginPolicy;
 use dossier::serve::{self, App};
 
 /// The repository's sample content.
@@ -167,7 +168,7 @@ impl TestServer {
             base_url,
             auth: AuthPolicy::default(),
         };
-        let artifacts = live::load(&source, &config, keys.identity.jwk()).unwrap();
+        let loaded = live::load(&source, &config, keys.identity.jwk()).unwrap();
         // Whole seconds, like the timestamps in tokens, so lifetimes come out exact.
         let now = SystemTime::UNIX_EPOCH
             + Duration::from_secs(dossier::clock::unix_seconds(SystemTime::now()));
@@ -181,12 +182,14 @@ impl TestServer {
             limits,
         )
         .unwrap();
+        let origins = OriginPolicy::new(&config.base_url, &[], true);
         let app = Arc::new(App::new(
             config,
             auth,
             clock.clone() as Arc<dyn Clock>,
             source,
-            artifacts,
+            loaded,
+            origins,
         ));
         let (shutdown, signal) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(serve::run(listener, app.clone(), async move {

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use super::JSON;
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
+use crate::content::schema::model_schemas;
 use crate::paths;
 
 pub fn openapi(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
@@ -176,17 +177,6 @@ fn describe(input: &CompileInput<'_>) -> Value {
         paths_object.insert(path.into(), item);
     }
 
-    let contact_schema = json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-            "email": {"type": "string", "format": "email"},
-            "phone": {"type": "string"},
-            "address": schema_ref("Address"),
-            "web": {"type": "string", "format": "uri"}
-        }
-    });
-
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -244,14 +234,14 @@ fn describe(input: &CompileInput<'_>) -> Value {
                     "content": {"application/json": {"schema": schema_ref("Error")}}
                 }
             },
-            "schemas": schemas(contact_schema)
+            "schemas": schemas()
         }
     })
 }
 
 /// The JSON Schemas of every body, mirroring `content::model`.
-fn schemas(contact_schema: Value) -> Value {
-    json!({
+fn schemas() -> Value {
+    let mut schemas = json!({
         "Error": {
             "type": "object",
             "required": ["error", "error_description"],
@@ -277,102 +267,6 @@ fn schemas(contact_schema: Value) -> Value {
                         "errors": {"type": "array", "items": {"type": "string"}}
                     }
                 }
-            }
-        },
-        "Address": {
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["street", "locality", "postal_code", "country"],
-            "properties": {
-                "street": {"type": "string"},
-                "locality": {"type": "string"},
-                "region": {"type": "string"},
-                "postal_code": {"type": "string"},
-                "country": {"type": "string", "pattern": "^[A-Z]{2}$", "description": "ISO 3166-1 alpha-2"}
-            }
-        },
-        "Contact": contact_schema,
-        "Company": {
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["name", "description", "founded", "headquarters", "contact"],
-            "properties": {
-                "name": {"type": "string"},
-                "legal_name": {"type": "string"},
-                "tagline": {"type": "string"},
-                "description": {"type": "string"},
-                "industry": {"type": "string"},
-                "founded": {
-                    "type": "object",
-                    "additionalProperties": false,
-                    "required": ["year"],
-                    "properties": {"year": {"type": "integer"}, "place": {"type": "string"}}
-                },
-                "headquarters": schema_ref("Address"),
-                "employees": {"type": "integer", "minimum": 0},
-                "contact": schema_ref("Contact"),
-                "links": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "additionalProperties": false,
-                        "required": ["title", "url"],
-                        "properties": {"title": {"type": "string"}, "url": {"type": "string", "format": "uri"}}
-                    }
-                },
-                "identifiers": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "additionalProperties": false,
-                        "required": ["scheme", "value"],
-                        "properties": {"scheme": {"type": "string"}, "value": {"type": "string"}}
-                    }
-                }
-            }
-        },
-        "Division": {
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["id", "name", "summary", "description"],
-            "properties": {
-                "id": {"type": "string", "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$"},
-                "name": {"type": "string"},
-                "summary": {"type": "string"},
-                "description": {"type": "string"},
-                "lead": {
-                    "type": "object",
-                    "additionalProperties": false,
-                    "required": ["name", "title"],
-                    "properties": {"name": {"type": "string"}, "title": {"type": "string"}}
-                },
-                "established": {"type": "integer"},
-                "locations": {"type": "array", "items": {"type": "string"}},
-                "contact": schema_ref("Contact")
-            }
-        },
-        "Page": {
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["slug", "title", "summary", "body_markdown"],
-            "properties": {
-                "slug": {"type": "string", "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$"},
-                "title": {"type": "string"},
-                "summary": {"type": "string"},
-                "division": {"type": "string", "description": "The id of the division this page belongs to."},
-                "updated": {"type": "string", "format": "date"},
-                "contact": schema_ref("Contact"),
-                "body_markdown": {"type": "string", "description": "The page text, CommonMark."}
-            }
-        },
-        "CompanyDocument": {
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["company", "divisions", "pages"],
-            "properties": {
-                "company": schema_ref("Company"),
-                "divisions": {"type": "array", "items": schema_ref("Division")},
-                "pages": {"type": "array", "items": schema_ref("Page")}
             }
         },
         "RegistrationRequest": {
@@ -455,7 +349,11 @@ fn schemas(contact_schema: Value) -> Value {
                 }
             }
         }
-    })
+    });
+    if let Value::Object(map) = &mut schemas {
+        map.extend(model_schemas("#/components/schemas/"));
+    }
+    schemas
 }
 
 fn error_response(description: &str) -> Value {

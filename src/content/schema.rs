@@ -1,0 +1,126 @@
+//! JSON Schemas of the site model, for every surface that publishes them: the OpenAPI
+//! components and the MCP tools' output schemas. One definition, so the schemas and
+//! `model.rs` are kept in step in one place (tests validate live data against both).
+
+use serde_json::{json, Map, Value};
+
+fn r(prefix: &str, name: &str) -> Value {
+    json!({"$ref": format!("{prefix}{name}")})
+}
+
+/// `Address`, `Contact`, `Company`, `Division`, `Page` and `CompanyDocument`, with `$ref`s
+/// written as `prefix` + name (`#/components/schemas/` or `#/$defs/`).
+pub fn model_schemas(prefix: &str) -> Map<String, Value> {
+    let contact = json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+            "email": {"type": "string", "format": "email"},
+            "phone": {"type": "string"},
+            "address": r(prefix, "Address"),
+            "web": {"type": "string", "format": "uri"}
+        }
+    });
+    let definitions = json!({
+        "Address": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["street", "locality", "postal_code", "country"],
+            "properties": {
+                "street": {"type": "string"},
+                "locality": {"type": "string"},
+                "region": {"type": "string"},
+                "postal_code": {"type": "string"},
+                "country": {"type": "string", "pattern": "^[A-Z]{2}$", "description": "ISO 3166-1 alpha-2"}
+            }
+        },
+        "Contact": contact,
+        "Company": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["name", "description", "founded", "headquarters", "contact"],
+            "properties": {
+                "name": {"type": "string"},
+                "legal_name": {"type": "string"},
+                "tagline": {"type": "string"},
+                "description": {"type": "string"},
+                "industry": {"type": "string"},
+                "founded": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["year"],
+                    "properties": {"year": {"type": "integer"}, "place": {"type": "string"}}
+                },
+                "headquarters": r(prefix, "Address"),
+                "employees": {"type": "integer", "minimum": 0},
+                "contact": r(prefix, "Contact"),
+                "links": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["title", "url"],
+                        "properties": {"title": {"type": "string"}, "url": {"type": "string", "format": "uri"}}
+                    }
+                },
+                "identifiers": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["scheme", "value"],
+                        "properties": {"scheme": {"type": "string"}, "value": {"type": "string"}}
+                    }
+                }
+            }
+        },
+        "Division": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["id", "name", "summary", "description"],
+            "properties": {
+                "id": {"type": "string", "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$"},
+                "name": {"type": "string"},
+                "summary": {"type": "string"},
+                "description": {"type": "string"},
+                "lead": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["name", "title"],
+                    "properties": {"name": {"type": "string"}, "title": {"type": "string"}}
+                },
+                "established": {"type": "integer"},
+                "locations": {"type": "array", "items": {"type": "string"}},
+                "contact": r(prefix, "Contact")
+            }
+        },
+        "Page": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["slug", "title", "summary", "body_markdown"],
+            "properties": {
+                "slug": {"type": "string", "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$"},
+                "title": {"type": "string"},
+                "summary": {"type": "string"},
+                "division": {"type": "string", "description": "The id of the division this page belongs to."},
+                "updated": {"type": "string", "format": "date"},
+                "contact": r(prefix, "Contact"),
+                "body_markdown": {"type": "string", "description": "The page text, CommonMark."}
+            }
+        },
+        "CompanyDocument": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["company", "divisions", "pages"],
+            "properties": {
+                "company": r(prefix, "Company"),
+                "divisions": {"type": "array", "items": r(prefix, "Division")},
+                "pages": {"type": "array", "items": r(prefix, "Page")}
+            }
+        }
+    });
+    match definitions {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}

@@ -1,0 +1,656 @@
+//! `POST /mcp`: the company over the Model Context Protocol, stateless, JSON responses,
+//! both protocol eras on one path.
+//!
+//! - Legacy era (`2025-03-26`, `2025-06-18`, `2025-11-25`): `initialize` without a session,
+//!   `notifications/initialized` answered 202, `ping`.
+//! - Modern era (`2026-07-28`): `server/discover`, `_meta` on every request, the
+//!   `MCP-Protocol-Version` / `Mcp-Method` / `Mcp-Name` headers checked against the body,
+//!   `resultType`, `ttlMs` and `cacheScope` on results.
+//!
+//! Routing between them: a modern `MCP-Protocol-Version` header, or (without the header) a
+//! modern version in `_meta`, selects the modern era; no header or a legacy version selects
+//! the legacy era; an unknown version is refused with `-32022`.
+//!
+//! A [`Catalog`] is built once per content revision from the same site model as
+//! `/api/company`. Every result that does not depend on arguments is serialized then, in
+//! both eras' shapes; a request only writes the JSON-RPC envelope around it. [`handle`] is a
+//! plain function from headers and body to status and body; `serve` does the HTTP.
+
+pub mod jsonrpc;
+mod prompts;
+mod resources;
+pub mod search;
+pub mod tools;
+
+use std::collections::HashMap;
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use bytes::Bytes;
+use hyper::StatusCode;
+use serde_json::{json, Map, Value};
+
+use jsonrpc::{Id, Message};
+use search::SearchIndex;
+use tools::Outcome;
+
+use crate::content::Site;
+
+pub const LEGACY_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
+const LATEST_LEGACY: &str = "2025-11-25";
+/// How long modern clients may cache lists and reads. Content can change with any edit.
+const TTL_MS: u64 = 60_000;
+/// Entries per `resources/list` page.
+const RESOURCES_PER_PAGE: usize = 100;
+
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Era {
+    Legacy,
+    Modern,
+}
+
+/// The MCP request headers the protocol looks at.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct McpHeaders<'a> {
+    pub protocol_version: Option<&'a str>,
+    pub method: Option<&'a str>,
+    pub name: Option<&'a str>,
+}
+
+/// What to send back. `body: None` means 202 Accepted with no body.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub body: Option<Vec<u8>>,
+}
+
+/// A result serialized once in each era's shape.
+struct Precomputed {
+    legacy: Bytes,
+    modern: Bytes,
+}
+
+impl Precomputed {
+    fn for_era(&self, era: Era) -> &[u8] {
+        match era {
+            Era::Legacy => &self.legacy,
+            Era::Modern => &self.modern,
+        }
+    }
+}
+
+/// Everything MCP serves for one content revision.
+pub struct Catalog {
+    site: Site,
+    search: SearchIndex,
+    server_info: Value,
+    instructions: String,
+    discover: Bytes,
+    tools_list: Precomputed,
+    templates_list: Precomputed,
+    prompts_list: Precomputed,
+    resource_pages: Vec<Precomputed>,
+    reads: HashMap<String, Precomputed>,
+    /// Tool results for calls that are fully known at build time: (tool, argument).
+    tool_results: HashMap<(&'static str, String), Precomputed>,
+}
+
+fn capabilities(era: Era) -> Value {
+    let mut capabilities = json!({
+        "tools": {},
+        "resources": {},
+        "prompts": {},
+        "completions": {}
+    });
+    if era == Era::Legacy {
+        // A no-op: nothing is logged, but legacy clients may set a level.
+        capabilities["logging"] = json!({});
+    }
+    capabilities
+}
+
+/// Adds what modern results carry: `resultType`, the server info `_meta`, and for
+/// cacheable results `ttlMs` and `cacheScope`.
+fn modernize(
+    mut result: Map<String, Value>,
+    server_info: &Value,
+    cacheable: bool,
+) -> Map<String, Value> {
+    result.insert("resultType".into(), "complete".into());
+    if cacheable {
+        result.insert("ttlMs".into(), TTL_MS.into());
+        result.insert("cacheScope".into(), "public".into());
+    }
+    let meta = result
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(meta) = meta {
+        meta.insert(META_SERVER_INFO.into(), server_info.clone());
+    }
+    result
+}
+
+fn to_bytes(result: &Map<String, Value>) -> Bytes {
+    Bytes::from(serde_json::to_vec(result).unwrap_or_default())
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+fn tool_result(outcome: Outcome) -> Map<String, Value> {
+    object(match outcome {
+        Outcome::Data(data) => json!({
+            "content": [{"type": "text", "text": serde_json::to_string(&data).unwrap_or_default()}],
+            "structuredContent": data,
+            "isError": false
+        }),
+        Outcome::ToolError(message) => json!({
+            "content": [{"type": "text", "text": message}],
+            "isError": true
+        }),
+    })
+}
+
+impl Catalog {
+    fn precompute(&self, result: Map<String, Value>, cacheable: bool) -> Precomputed {
+        Precomputed {
+            legacy: to_bytes(&result),
+            modern: to_bytes(&modernize(result, &self.server_info, cacheable)),
+        }
+    }
+
+    /// Builds the catalog for `site`, served at `base_url`.
+    pub fn build(site: Site, base_url: &str) -> Catalog {
+        let company = site.company.name.clone();
+        let server_info = json!({
+            "name": "dossier",
+            "title": format!("{company} company information"),
+            "version": env!("CARGO_PKG_VERSION"),
+            "websiteUrl": base_url,
+        });
+        let instructions = format!(
+            "Public, read-only information about {company}. Call get_company for the whole record, list_divisions / get_division and list_pages / get_page for one part, list_contacts for whom to reach, and search_company_info when unsure where an answer lives. The same data is available as company:// resources. No authentication is needed."
+        );
+        let search = SearchIndex::build(&site);
+        let mut catalog = Catalog {
+            site,
+            search,
+            server_info,
+            instructions,
+            discover: Bytes::new(),
+            tools_list: Precomputed {
+                legacy: Bytes::new(),
+                modern: Bytes::new(),
+            },
+            templates_list: Precomputed {
+                legacy: Bytes::new(),
+                modern: Bytes::new(),
+            },
+            prompts_list: Precomputed {
+                legacy: Bytes::new(),
+                modern: Bytes::new(),
+            },
+            resource_pages: Vec::new(),
+            reads: HashMap::new(),
+            tool_results: HashMap::new(),
+        };
+
+        let discover = object(json!({
+            "supportedVersions": MODERN_VERSIONS,
+            "capabilities": capabilities(Era::Modern),
+            "instructions": catalog.instructions,
+        }));
+        catalog.discover = to_bytes(&modernize(discover, &catalog.server_info, true));
+        catalog.tools_list =
+            catalog.precompute(object(json!({"tools": tools::definitions(&company)})), true);
+        catalog.templates_list = catalog.precompute(
+            object(json!({"resourceTemplates": resources::templates()})),
+            true,
+        );
+        catalog.prompts_list =
+            catalog.precompute(object(json!({"prompts": prompts::list(&company)})), true);
+
+        let all = resources::all(&catalog.site);
+        let listings: Vec<&Value> = all.iter().map(|r| &r.listing).collect();
+        let pages = listings.chunks(RESOURCES_PER_PAGE).count().max(1);
+        let mut resource_pages = Vec::with_capacity(pages);
+        for page in 0..pages {
+            let start = page * RESOURCES_PER_PAGE;
+            let end = (start + RESOURCES_PER_PAGE).min(listings.len());
+            let mut result = object(json!({"resources": listings[start..end]}));
+            if end < listings.len() {
+                result.insert("nextCursor".into(), cursor_for(page + 1).into());
+            }
+            resource_pages.push(catalog.precompute(result, true));
+        }
+        catalog.resource_pages = resource_pages;
+        let mut reads = HashMap::with_capacity(all.len());
+        for resource in &all {
+            let result = object(json!({"contents": [{
+                "uri": resource.uri,
+                "mimeType": resource.mime_type,
+                "text": resource.text,
+            }]}));
+            reads.insert(resource.uri.clone(), catalog.precompute(result, true));
+        }
+        catalog.reads = reads;
+
+        let mut tool_results = HashMap::new();
+        let no_arguments = Map::new();
+        for name in [
+            "get_company",
+            "list_divisions",
+            "list_pages",
+            "list_contacts",
+        ] {
+            if let Some(outcome) = tools::call(&catalog.site, &catalog.search, name, &no_arguments)
+            {
+                tool_results.insert(
+                    (name, String::new()),
+                    catalog.precompute(tool_result(outcome), false),
+                );
+            }
+        }
+        for division in &catalog.site.divisions {
+            let result = tool_result(tools::get_division(&catalog.site, division));
+            tool_results.insert(
+                ("get_division", division.id.clone()),
+                catalog.precompute(result, false),
+            );
+        }
+        for page in &catalog.site.pages {
+            let result = tool_result(tools::get_page(page));
+            tool_results.insert(
+                ("get_page", page.slug.clone()),
+                catalog.precompute(result, false),
+            );
+        }
+        catalog.tool_results = tool_results;
+        catalog
+    }
+
+    pub fn site(&self) -> &Site {
+        &self.site
+    }
+}
+
+fn cursor_for(page: usize) -> String {
+    STANDARD.encode(format!("resources:{page}"))
+}
+
+fn page_of_cursor(cursor: &str) -> Option<usize> {
+    let decoded = String::from_utf8(STANDARD.decode(cursor).ok()?).ok()?;
+    decoded.strip_prefix("resources:")?.parse().ok()
+}
+
+/// A JSON-RPC error with the HTTP status its era gives it.
+struct Failure {
+    code: i64,
+    message: String,
+    data: Option<Value>,
+}
+
+impl Failure {
+    fn new(code: i64, message: impl Into<String>) -> Failure {
+        Failure {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    fn with_data(mut self, data: Value) -> Failure {
+        self.data = Some(data);
+        self
+    }
+}
+
+fn status_for(code: i64, era: Era) -> StatusCode {
+    match (code, era) {
+        (jsonrpc::PARSE_ERROR | jsonrpc::INVALID_REQUEST | jsonrpc::UNSUPPORTED_VERSION, _) => {
+            StatusCode::BAD_REQUEST
+        }
+        (jsonrpc::INVALID_PARAMS | jsonrpc::HEADER_MISMATCH, Era::Modern) => {
+            StatusCode::BAD_REQUEST
+        }
+        (jsonrpc::METHOD_NOT_FOUND, Era::Modern) => StatusCode::NOT_FOUND,
+        _ => StatusCode::OK,
+    }
+}
+
+fn error_reply(id: Option<&Id>, failure: Failure, era: Era) -> Reply {
+    Reply {
+        status: status_for(failure.code, era),
+        body: Some(jsonrpc::error(
+            id,
+            failure.code,
+            &failure.message,
+            failure.data,
+        )),
+    }
+}
+
+fn unsupported_version(requested: &str) -> Failure {
+    let supported: Vec<&str> = MODERN_VERSIONS
+        .iter()
+        .chain(LEGACY_VERSIONS.iter())
+        .copied()
+        .collect();
+    Failure::new(
+        jsonrpc::UNSUPPORTED_VERSION,
+        format!(
+            "unsupported protocol version `{requested}`; supported: {}",
+            supported.join(", ")
+        ),
+    )
+    .with_data(json!({"supported": supported, "requested": requested}))
+}
+
+/// Decodes a header value that may use the `=?base64?…?=` form.
+fn header_text(value: &str) -> Option<String> {
+    let value = value.trim_matches([' ', '\t']);
+    match value
+        .strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+    {
+        Some(encoded) => String::from_utf8(STANDARD.decode(encoded).ok()?).ok(),
+        None => Some(value.to_string()),
+    }
+}
+
+/// Serves one MCP POST body.
+pub fn handle(catalog: &Catalog, headers: &McpHeaders<'_>, body: &[u8]) -> Reply {
+    let header_version = headers
+        .protocol_version
+        .map(|v| v.trim_matches([' ', '\t']));
+    let header_era = match header_version {
+        None => None,
+        Some(version) if MODERN_VERSIONS.contains(&version) => Some(Era::Modern),
+        Some(version) if LEGACY_VERSIONS.contains(&version) => Some(Era::Legacy),
+        Some(_) => None,
+    };
+    let fallback_era = header_era.unwrap_or(Era::Legacy);
+    let message = match jsonrpc::parse(body) {
+        Ok(message) => message,
+        Err(invalid) => {
+            return error_reply(
+                invalid.id.as_ref(),
+                Failure::new(invalid.code, invalid.message),
+                fallback_era,
+            )
+        }
+    };
+    let (id, method, params) = match message {
+        Message::Request { id, method, params } => (id, method, params),
+        Message::Notification { .. } | Message::ClientResponse => {
+            return Reply {
+                status: StatusCode::ACCEPTED,
+                body: None,
+            }
+        }
+    };
+    if let (Some(version), None) = (header_version, header_era) {
+        return error_reply(Some(&id), unsupported_version(version), Era::Modern);
+    }
+    let meta = params.get("_meta").and_then(Value::as_object);
+    let meta_version = meta
+        .and_then(|m| m.get(META_VERSION))
+        .and_then(Value::as_str);
+    let era = header_era.unwrap_or(match meta_version {
+        Some(version) if MODERN_VERSIONS.contains(&version) => Era::Modern,
+        _ => Era::Legacy,
+    });
+    if era == Era::Modern {
+        if let Err(failure) = check_modern_envelope(headers, &method, &params) {
+            return error_reply(Some(&id), failure, era);
+        }
+    }
+    match dispatch(catalog, era, &method, &params) {
+        Ok(result) => Reply {
+            status: StatusCode::OK,
+            body: Some(jsonrpc::result(&id, &result)),
+        },
+        Err(failure) => error_reply(Some(&id), failure, era),
+    }
+}
+
+/// Modern-era rules: `_meta` carries the version and client capabilities, and the headers
+/// repeat the version, the method and the name exactly.
+fn check_modern_envelope(
+    headers: &McpHeaders<'_>,
+    method: &str,
+    params: &Map<String, Value>,
+) -> Result<(), Failure> {
+    let meta = params.get("_meta").and_then(Value::as_object);
+    let meta_version = meta
+        .and_then(|m| m.get(META_VERSION))
+        .and_then(Value::as_str);
+    let has_capabilities =
+        meta.is_some_and(|m| m.get(META_CAPABILITIES).is_some_and(Value::is_object));
+    let Some(meta_version) = meta_version.filter(|_| has_capabilities) else {
+        return Err(Failure::new(
+            jsonrpc::INVALID_PARAMS,
+            format!("params._meta must carry `{META_VERSION}` and `{META_CAPABILITIES}`"),
+        ));
+    };
+    if !MODERN_VERSIONS.contains(&meta_version) {
+        return Err(unsupported_version(meta_version));
+    }
+    let mismatch = |what: &str| Failure::new(jsonrpc::HEADER_MISMATCH, what.to_string());
+    match headers
+        .protocol_version
+        .map(|v| v.trim_matches([' ', '\t']))
+    {
+        None => return Err(mismatch("the MCP-Protocol-Version header is required")),
+        Some(version) if version != meta_version => {
+            return Err(mismatch(
+                "the MCP-Protocol-Version header does not match params._meta",
+            ))
+        }
+        Some(_) => {}
+    }
+    match headers.method.and_then(header_text) {
+        None => return Err(mismatch("the Mcp-Method header is required")),
+        Some(value) if value != method => {
+            return Err(mismatch(
+                "the Mcp-Method header does not match the request method",
+            ))
+        }
+        Some(_) => {}
+    }
+    let named = match method {
+        "tools/call" | "prompts/get" => params.get("name"),
+        "resources/read" => params.get("uri"),
+        _ => None,
+    };
+    if let Some(expected) = named.and_then(Value::as_str) {
+        match headers.name.and_then(header_text) {
+            None => return Err(mismatch("the Mcp-Name header is required for this method")),
+            Some(value) if value != expected => {
+                return Err(mismatch("the Mcp-Name header does not match the request"))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+fn no_cursor(params: &Map<String, Value>) -> Result<(), Failure> {
+    match params.get("cursor") {
+        None | Some(Value::Null) => Ok(()),
+        Some(_) => Err(Failure::new(
+            jsonrpc::INVALID_PARAMS,
+            "invalid cursor: this list has one page",
+        )),
+    }
+}
+
+fn dynamic(catalog: &Catalog, era: Era, result: Map<String, Value>, cacheable: bool) -> Vec<u8> {
+    match era {
+        Era::Legacy => to_bytes(&result).to_vec(),
+        Era::Modern => to_bytes(&modernize(result, &catalog.server_info, cacheable)).to_vec(),
+    }
+}
+
+fn dispatch(
+    catalog: &Catalog,
+    era: Era,
+    method: &str,
+    params: &Map<String, Value>,
+) -> Result<Vec<u8>, Failure> {
+    let not_found = || {
+        Failure::new(
+            jsonrpc::METHOD_NOT_FOUND,
+            format!("method not found: {method}"),
+        )
+    };
+    match (era, method) {
+        (Era::Legacy, "initialize") => {
+            let requested = params.get("protocolVersion").and_then(Value::as_str);
+            let version = requested
+                .filter(|v| LEGACY_VERSIONS.contains(v))
+                .unwrap_or(LATEST_LEGACY);
+            let result = object(json!({
+                "protocolVersion": version,
+                "capabilities": capabilities(Era::Legacy),
+                "serverInfo": catalog.server_info,
+                "instructions": catalog.instructions,
+            }));
+            Ok(to_bytes(&result).to_vec())
+        }
+        (Era::Legacy, "ping" | "logging/setLevel") => Ok(b"{}".to_vec()),
+        (Era::Modern, "server/discover") => Ok(catalog.discover.to_vec()),
+        (_, "tools/list") => {
+            no_cursor(params)?;
+            Ok(catalog.tools_list.for_era(era).to_vec())
+        }
+        (_, "tools/call") => {
+            let Some(name) = params.get("name").and_then(Value::as_str) else {
+                return Err(Failure::new(
+                    jsonrpc::INVALID_PARAMS,
+                    "params.name (the tool) is required",
+                ));
+            };
+            let empty = Map::new();
+            let arguments = match params.get("arguments") {
+                None | Some(Value::Null) => &empty,
+                Some(Value::Object(arguments)) => arguments,
+                Some(_) => {
+                    return Err(Failure::new(
+                        jsonrpc::INVALID_PARAMS,
+                        "params.arguments must be an object",
+                    ))
+                }
+            };
+            let key = match (name, arguments.len()) {
+                (_, 0) => Some(String::new()),
+                ("get_division", 1) => arguments
+                    .get("division_id")
+                    .and_then(Value::as_str)
+                    .map(String::from),
+                ("get_page", 1) => arguments
+                    .get("slug")
+                    .and_then(Value::as_str)
+                    .map(String::from),
+                _ => None,
+            };
+            let tool = tools::TOOL_NAMES.iter().find(|t| **t == name);
+            if let (Some(tool), Some(key)) = (tool, key) {
+                if let Some(precomputed) = catalog.tool_results.get(&(*tool, key)) {
+                    return Ok(precomputed.for_era(era).to_vec());
+                }
+            }
+            match tools::call(&catalog.site, &catalog.search, name, arguments) {
+                Some(outcome) => Ok(dynamic(catalog, era, tool_result(outcome), false)),
+                None => Err(Failure::new(
+                    jsonrpc::INVALID_PARAMS,
+                    format!(
+                        "unknown tool `{name}`; tools: {}",
+                        tools::TOOL_NAMES.join(", ")
+                    ),
+                )),
+            }
+        }
+        (_, "resources/list") => {
+            let page = match params.get("cursor") {
+                None | Some(Value::Null) => 0,
+                Some(Value::String(cursor)) => page_of_cursor(cursor)
+                    .filter(|page| *page < catalog.resource_pages.len())
+                    .ok_or_else(|| Failure::new(jsonrpc::INVALID_PARAMS, "invalid cursor"))?,
+                Some(_) => return Err(Failure::new(jsonrpc::INVALID_PARAMS, "invalid cursor")),
+            };
+            Ok(catalog.resource_pages[page].for_era(era).to_vec())
+        }
+        (_, "resources/templates/list") => {
+            no_cursor(params)?;
+            Ok(catalog.templates_list.for_era(era).to_vec())
+        }
+        (_, "resources/read") => {
+            let Some(uri) = params.get("uri").and_then(Value::as_str) else {
+                return Err(Failure::new(
+                    jsonrpc::INVALID_PARAMS,
+                    "params.uri is required",
+                ));
+            };
+            match catalog.reads.get(uri) {
+                Some(precomputed) => Ok(precomputed.for_era(era).to_vec()),
+                None => Err(Failure::new(
+                    jsonrpc::INVALID_PARAMS,
+                    format!("resource not found: {uri}"),
+                )
+                .with_data(json!({"uri": uri}))),
+            }
+        }
+        (_, "prompts/list") => {
+            no_cursor(params)?;
+            Ok(catalog.prompts_list.for_era(era).to_vec())
+        }
+        (_, "prompts/get") => {
+            let name = params
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if name != prompts::BRIEFING {
+                return Err(Failure::new(
+                    jsonrpc::INVALID_PARAMS,
+                    format!("unknown prompt `{name}`; prompts: {}", prompts::BRIEFING),
+                ));
+            }
+            let division = params
+                .get("arguments")
+                .and_then(|a| a.get("division"))
+                .and_then(Value::as_str)
+                .filter(|d| !d.is_empty());
+            let result = prompts::briefing(&catalog.site, division)
+                .map_err(|message| Failure::new(jsonrpc::INVALID_PARAMS, message))?;
+            Ok(dynamic(catalog, era, object(result), false))
+        }
+        (_, "completion/complete") => {
+            let reference = params.get("ref").cloned().unwrap_or(Value::Null);
+            let argument = params.get("argument");
+            let name = argument.and_then(|a| a.get("name")).and_then(Value::as_str);
+            let value = argument
+                .and_then(|a| a.get("value"))
+                .and_then(Value::as_str);
+            let (Some(name), Some(value)) = (name, value) else {
+                return Err(Failure::new(
+                    jsonrpc::INVALID_PARAMS,
+                    "params.argument needs a name and a value",
+                ));
+            };
+            let result = prompts::complete(&catalog.site, &reference, name, value)
+                .map_err(|message| Failure::new(jsonrpc::INVALID_PARAMS, message))?;
+            Ok(dynamic(catalog, era, object(result), false))
+        }
+        _ => Err(not_found()),
+    }
+}
