@@ -15,10 +15,13 @@ serve *ARGS:
 build *ARGS:
     cargo run --release -- build {{ARGS}}
 
-# Run every test: Rust unit and integration tests, then the checks made with others' tools.
+# Run every test: Rust unit and integration tests, then the checks made with others' tools
+# (OpenAPI validator, OAuth and JOSE libraries, MCP SDK clients, the MCP conformance suite).
 test:
     cargo test --all-targets
     python3 -m pip install --quiet --disable-pip-version-check -r tests/external/requirements.txt
+    npm ci --prefix tests/external/node --no-audit --no-fund --silent
+    bash conformance/run.sh
     python3 -m pytest -q tests/external
 
 # Formatting and lints, as CI enforces them.

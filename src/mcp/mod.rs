@@ -339,12 +339,17 @@ fn error_reply(id: Option<&Id>, failure: Failure, era: Era) -> Reply {
     }
 }
 
-fn unsupported_version(requested: &str) -> Failure {
-    let supported: Vec<&str> = MODERN_VERSIONS
-        .iter()
-        .chain(LEGACY_VERSIONS.iter())
-        .copied()
-        .collect();
+/// `-32022`, listing what this era's clients can use: modern clients get exactly the
+/// versions `server/discover` announces.
+fn unsupported_version(requested: &str, era: Era) -> Failure {
+    let supported: Vec<&str> = match era {
+        Era::Modern => MODERN_VERSIONS.to_vec(),
+        Era::Legacy => MODERN_VERSIONS
+            .iter()
+            .chain(LEGACY_VERSIONS.iter())
+            .copied()
+            .collect(),
+    };
     Failure::new(
         jsonrpc::UNSUPPORTED_VERSION,
         format!(
@@ -372,21 +377,15 @@ pub fn handle(catalog: &Catalog, headers: &McpHeaders<'_>, body: &[u8]) -> Reply
     let header_version = headers
         .protocol_version
         .map(|v| v.trim_matches([' ', '\t']));
-    let header_era = match header_version {
-        None => None,
-        Some(version) if MODERN_VERSIONS.contains(&version) => Some(Era::Modern),
-        Some(version) if LEGACY_VERSIONS.contains(&version) => Some(Era::Legacy),
-        Some(_) => None,
-    };
-    let fallback_era = header_era.unwrap_or(Era::Legacy);
     let message = match jsonrpc::parse(body) {
         Ok(message) => message,
         Err(invalid) => {
-            return error_reply(
-                invalid.id.as_ref(),
-                Failure::new(invalid.code, invalid.message),
-                fallback_era,
-            )
+            let era = match header_version {
+                Some(version) if MODERN_VERSIONS.contains(&version) => Era::Modern,
+                _ => Era::Legacy,
+            };
+            let failure = Failure::new(invalid.code, invalid.message);
+            return error_reply(invalid.id.as_ref(), failure, era);
         }
     };
     let (id, method, params) = match message {
@@ -398,21 +397,29 @@ pub fn handle(catalog: &Catalog, headers: &McpHeaders<'_>, body: &[u8]) -> Reply
             }
         }
     };
-    if let (Some(version), None) = (header_version, header_era) {
-        return error_reply(Some(&id), unsupported_version(version), Era::Modern);
-    }
-    let meta = params.get("_meta").and_then(Value::as_object);
-    let meta_version = meta
-        .and_then(|m| m.get(META_VERSION))
+    let meta_version = params
+        .get("_meta")
+        .and_then(|meta| meta.get(META_VERSION))
         .and_then(Value::as_str);
-    let era = header_era.unwrap_or(match meta_version {
-        Some(version) if MODERN_VERSIONS.contains(&version) => Era::Modern,
-        _ => Era::Legacy,
-    });
-    if era == Era::Modern {
-        if let Err(failure) = check_modern_envelope(headers, &method, &params) {
-            return error_reply(Some(&id), failure, era);
+    let is_modern = |version: Option<&str>| version.is_some_and(|v| MODERN_VERSIONS.contains(&v));
+    let is_legacy = |version: Option<&str>| version.is_some_and(|v| LEGACY_VERSIONS.contains(&v));
+    // A modern version in the header or in `_meta`, or any `_meta` version next to an unknown
+    // header, means a modern client; its envelope rules then decide what is wrong.
+    let era = if is_modern(header_version)
+        || is_modern(meta_version)
+        || (meta_version.is_some() && header_version.is_some() && !is_legacy(header_version))
+    {
+        Era::Modern
+    } else {
+        Era::Legacy
+    };
+    if era == Era::Legacy {
+        if let Some(version) = header_version.filter(|v| !LEGACY_VERSIONS.contains(v)) {
+            let failure = unsupported_version(version, Era::Legacy);
+            return error_reply(Some(&id), failure, Era::Legacy);
         }
+    } else if let Err(failure) = check_modern_envelope(headers, &method, &params) {
+        return error_reply(Some(&id), failure, era);
     }
     match dispatch(catalog, era, &method, &params) {
         Ok(result) => Reply {
@@ -423,8 +430,9 @@ pub fn handle(catalog: &Catalog, headers: &McpHeaders<'_>, body: &[u8]) -> Reply
     }
 }
 
-/// Modern-era rules: `_meta` carries the version and client capabilities, and the headers
-/// repeat the version, the method and the name exactly.
+/// Modern-era rules, in this order: `_meta` carries the version and client capabilities;
+/// the `MCP-Protocol-Version` header repeats that version exactly; the version is one we
+/// serve; `Mcp-Method` and `Mcp-Name` repeat the method and its name.
 fn check_modern_envelope(
     headers: &McpHeaders<'_>,
     method: &str,
@@ -442,9 +450,6 @@ fn check_modern_envelope(
             format!("params._meta must carry `{META_VERSION}` and `{META_CAPABILITIES}`"),
         ));
     };
-    if !MODERN_VERSIONS.contains(&meta_version) {
-        return Err(unsupported_version(meta_version));
-    }
     let mismatch = |what: &str| Failure::new(jsonrpc::HEADER_MISMATCH, what.to_string());
     match headers
         .protocol_version
@@ -457,6 +462,9 @@ fn check_modern_envelope(
             ))
         }
         Some(_) => {}
+    }
+    if !MODERN_VERSIONS.contains(&meta_version) {
+        return Err(unsupported_version(meta_version, Era::Modern));
     }
     match headers.method.and_then(header_text) {
         None => return Err(mismatch("the Mcp-Method header is required")),

@@ -260,13 +260,15 @@ fn check_bearer(
         ));
     }
     // RFC 6750 §2.2 form-body tokens: a GET has no form body, so any form body here can only
-    // be an attempt to send one.
+    // be an attempt to send one. (A POST to /mcp must be JSON and is refused with 415 later.)
     let headers = request.headers();
+    let is_read = request.method() == Method::GET || request.method() == Method::HEAD;
     let has_body = headers.contains_key(TRANSFER_ENCODING)
         || headers
             .get(CONTENT_LENGTH)
             .is_some_and(|length| length.as_bytes() != b"0");
-    if has_body
+    if is_read
+        && has_body
         && form::is_media_type(
             headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()),
             "application/x-www-form-urlencoded",
