@@ -375,7 +375,7 @@ fn rate_limited() -> Value {
     })
 }
 
-/// The dynamic auth endpoints: registration, claim, token, revocation, authorization.
+/// The dynamic endpoints: MCP, registration, claim, token, revocation, authorization.
 fn auth_paths() -> Vec<(&'static str, Value)> {
     let form = |schema: &str| {
         json!({
@@ -441,6 +441,37 @@ fn auth_paths() -> Vec<(&'static str, Value)> {
                 "responses": {
                     "200": {"description": "Revoked, or unknown: the answer is the same."},
                     "400": error_response("`invalid_request`: no `token`, a repeated parameter or a wrong content type.")
+                }
+            }}),
+        ),
+        (
+            paths::MCP,
+            json!({"post": {
+                "operationId": "mcp",
+                "summary": "Model Context Protocol (Streamable HTTP, stateless, JSON responses)",
+                "description": "One JSON-RPC 2.0 message per request. Serves the legacy era (2025-03-26, 2025-06-18, 2025-11-25: initialize, ping) and the 2026-07-28 era (server/discover, _meta and MCP-Protocol-Version / Mcp-Method / Mcp-Name headers). Tools: get_company, list_divisions, get_division, list_pages, get_page, list_contacts, search_company_info. Resources: company://company, company://divisions/{division_id}, company://pages/{slug}. A bearer token is optional; a bad one gets 401 pointing at /.well-known/oauth-protected-resource/mcp.",
+                "tags": ["company"],
+                "security": [{}, {"agentAuth": ["company:read"]}],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {
+                    "type": "object",
+                    "required": ["jsonrpc"],
+                    "properties": {
+                        "jsonrpc": {"type": "string", "enum": ["2.0"]},
+                        "id": {"type": ["string", "integer"]},
+                        "method": {"type": "string"},
+                        "params": {"type": "object"}
+                    }
+                }}}},
+                "responses": {
+                    "200": {"description": "A JSON-RPC result or error (legacy-era errors other than parse and invalid request use 200).", "content": {"application/json": {"schema": {"type": "object"}}}},
+                    "202": {"description": "A notification or client response was accepted; no body."},
+                    "400": {"description": "Parse error, invalid request, batch, invalid params (modern era), header mismatch (-32020) or unsupported version (-32022).", "content": {"application/json": {"schema": {"type": "object"}}}},
+                    "401": {"$ref": "#/components/responses/InvalidToken"},
+                    "403": {"description": "A foreign Origin (DNS-rebinding protection).", "content": {"application/json": {"schema": {"type": "object"}}}},
+                    "404": {"description": "Unknown method in the modern era (-32601).", "content": {"application/json": {"schema": {"type": "object"}}}},
+                    "406": {"description": "Accept excludes application/json."},
+                    "413": {"description": "Body over 1 MiB."},
+                    "415": {"description": "Content-Type is not application/json."}
                 }
             }}),
         ),
