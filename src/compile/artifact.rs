@@ -102,8 +102,50 @@ pub struct Artifact {
 
 /// Bodies smaller than this are not worth compressing: the headers dominate.
 const MIN_COMPRESS_BYTES: usize = 256;
-/// Brotli at its best quality is slow; large bodies use a faster quality.
-const BROTLI_BEST_MAX_BYTES: usize = 64 * 1024;
+/// Up to this size the best (slowest) settings pay off; above it compression time would
+/// dominate a content reload, so faster settings are used.
+const BEST_MAX_BYTES: usize = 64 * 1024;
+/// Above this size the fastest settings are used, and both encodings run in parallel.
+const LARGE_MIN_BYTES: usize = 1024 * 1024;
+
+/// (gzip level, brotli quality) for a body of `len` bytes.
+fn levels(len: usize) -> (u32, u32) {
+    if len <= BEST_MAX_BYTES {
+        (9, 11)
+    } else if len < LARGE_MIN_BYTES {
+        (6, 5)
+    } else {
+        (1, 1)
+    }
+}
+
+/// The precompressed variants worth keeping (smaller than the body).
+fn encode_all(body: &Bytes) -> BTreeMap<Encoding, Representation> {
+    let mut encoded = BTreeMap::new();
+    if body.len() < MIN_COMPRESS_BYTES {
+        return encoded;
+    }
+    let results: Vec<(Encoding, Vec<u8>)> = if body.len() >= LARGE_MIN_BYTES {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = Encoding::ALL
+                .into_iter()
+                .map(|encoding| scope.spawn(move || (encoding, compress(encoding, body))))
+                .collect();
+            handles.into_iter().filter_map(|h| h.join().ok()).collect()
+        })
+    } else {
+        Encoding::ALL
+            .into_iter()
+            .map(|encoding| (encoding, compress(encoding, body)))
+            .collect()
+    };
+    for (encoding, compressed) in results {
+        if compressed.len() < body.len() {
+            encoded.insert(encoding, Representation::new(Bytes::from(compressed)));
+        }
+    }
+    encoded
+}
 
 impl Artifact {
     /// Builds an artifact and its compressed variants.
@@ -114,15 +156,7 @@ impl Artifact {
         body: impl Into<Bytes>,
     ) -> Self {
         let body: Bytes = body.into();
-        let mut encoded = BTreeMap::new();
-        if body.len() >= MIN_COMPRESS_BYTES {
-            for encoding in Encoding::ALL {
-                let compressed = compress(encoding, &body);
-                if compressed.len() < body.len() {
-                    encoded.insert(encoding, Representation::new(Bytes::from(compressed)));
-                }
-            }
-        }
+        let encoded = encode_all(&body);
         Artifact {
             path: path.into(),
             content_type: HeaderValue::from_static(content_type),
@@ -158,23 +192,19 @@ impl Artifact {
 }
 
 pub fn compress(encoding: Encoding, body: &[u8]) -> Vec<u8> {
+    let (gzip_level, brotli_quality) = levels(body.len());
     match encoding {
         Encoding::Gzip => {
             let mut encoder =
-                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(gzip_level));
             // Writing into a Vec cannot fail.
             let _ = encoder.write_all(body);
             encoder.finish().unwrap_or_default()
         }
         Encoding::Brotli => {
-            let quality = if body.len() <= BROTLI_BEST_MAX_BYTES {
-                11
-            } else {
-                9
-            };
             let mut out = Vec::new();
             {
-                let mut writer = brotli::CompressorWriter::new(&mut out, 4096, quality, 22);
+                let mut writer = brotli::CompressorWriter::new(&mut out, 4096, brotli_quality, 22);
                 let _ = writer.write_all(body);
             }
             out
