@@ -15,6 +15,7 @@ use crate::clock::SystemClock;
 use crate::compile::output;
 use crate::config::{AuthPolicy, BaseUrl, SiteConfig};
 use crate::live::{self, LoadError, Source};
+use crate::reload;
 use crate::serve::origin::OriginPolicy;
 use crate::serve::{self, App};
 
@@ -79,6 +80,9 @@ pub struct ServeArgs {
     /// Directory for keys and durable state (created if missing).
     #[arg(long, env = "DOSSIER_STATE", default_value = ".dossier-state")]
     pub state: PathBuf,
+    /// Do not watch the content (or build) directory for changes.
+    #[arg(long, env = "DOSSIER_NO_WATCH")]
+    pub no_watch: bool,
     /// Browser origins allowed to call /mcp besides the base URL's own and loopback (repeat
     /// the flag, or separate with commas). When bound to loopback, all others get 403; when
     /// bound publicly and none are given, any origin may call.
@@ -129,7 +133,7 @@ pub fn build(args: &BuildArgs) -> ExitCode {
     };
     let config = config_for(base_url);
     let started = std::time::Instant::now();
-    let set = match live::compile_content(&args.content, &config, keys.identity.jwk()) {
+    let set = match live::compile_content(&args.content, &config, keys.identity.jwk(), None) {
         Ok((set, _site)) => set,
         Err(error) => {
             report_load_error(&error);
@@ -213,16 +217,16 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         }
     };
     let config = config_for(base_url);
-    let (artifacts, site) = match live::load(&source, &config, keys.identity.jwk()) {
-        Ok(loaded) => loaded,
+    let version = match live::prepare(&source, &config, keys.identity.jwk(), None) {
+        Ok(version) => version,
         Err(error) => {
             report_load_error(&error);
             return ExitCode::FAILURE;
         }
     };
     tracing::info!(
-        revision = artifacts.revision(),
-        artifacts = artifacts.len(),
+        revision = version.artifacts.revision(),
+        artifacts = version.artifacts.len(),
         source = %source.dir().display(),
         base_url = %config.base_url,
         "loaded"
@@ -261,10 +265,15 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         auth,
         Arc::new(SystemClock),
         source,
-        (artifacts, site),
+        version,
         origins,
     ));
     tokio::spawn(purge_revocations(Arc::clone(&app)));
+    if !args.no_watch {
+        if let Err(error) = reload::watch(Arc::clone(&app)) {
+            tracing::error!(%error, "hot reload is off; restart to pick up edits");
+        }
+    }
     // A fixed line on stdout, so scripts and tests can learn the port when --addr ends in :0.
     println!("dossier listening on http://{local}");
     match serve::run(listener, app, shutdown_signal()).await {

@@ -14,4 +14,5 @@ pub mod content;
 pub mod live;
 pub mod mcp;
 pub mod paths;
+pub mod reload;
 pub mod serve;

@@ -15,7 +15,7 @@ use crate::auth::keys::PublicJwk;
 use crate::clock::rfc3339;
 use crate::compile::{self, output, Artifact, ArtifactSet, CachePolicy, CompileInput};
 use crate::config::SiteConfig;
-use crate::content::{self, ContentErrors, Site};
+use crate::content::{self, ContentError, ContentErrors, Site};
 use crate::mcp::Catalog;
 use crate::paths;
 
@@ -66,17 +66,20 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
-/// Reads and compiles `content_dir`.
+/// Reads and compiles `content_dir`. `previous` lets unchanged artifacts keep their
+/// compressed variants.
 pub fn compile_content(
     content_dir: &Path,
     config: &SiteConfig,
     jwk: &PublicJwk,
+    previous: Option<&ArtifactSet>,
 ) -> Result<(ArtifactSet, Site), LoadError> {
     let site = content::load(content_dir).map_err(LoadError::Content)?;
     let artifacts = compile::compile(&CompileInput {
         site: &site,
         config,
         jwk,
+        previous,
     })
     .map_err(LoadError::Compile)?;
     Ok((artifacts, site))
@@ -121,23 +124,68 @@ pub fn load_build(
     Ok((set, site))
 }
 
-pub fn load(
+/// Everything one content revision serves, ready to be swapped in.
+pub struct Version {
+    pub artifacts: Arc<ArtifactSet>,
+    pub mcp: Arc<Catalog>,
+}
+
+/// Produces a [`Version`] from `source`. For content, the MCP catalog is built on a second
+/// thread while the artifacts compile: both read the same site model.
+pub fn prepare(
     source: &Source,
     config: &SiteConfig,
     jwk: &PublicJwk,
-) -> Result<(ArtifactSet, Site), LoadError> {
+    previous: Option<&ArtifactSet>,
+) -> Result<Version, LoadError> {
+    let base = config.base_url.as_str();
     match source {
-        Source::Content(dir) => compile_content(dir, config, jwk),
-        Source::Build(dir) => load_build(dir, config, jwk),
+        Source::Content(dir) => {
+            let site = Arc::new(content::load(dir).map_err(LoadError::Content)?);
+            std::thread::scope(|scope| {
+                let catalog = scope.spawn(|| Catalog::build(Arc::clone(&site), base));
+                let artifacts = compile::compile(&CompileInput {
+                    site: &site,
+                    config,
+                    jwk,
+                    previous,
+                })
+                .map_err(LoadError::Compile)?;
+                let catalog = catalog
+                    .join()
+                    .map_err(|_| LoadError::Mismatch("building the MCP catalog failed".into()))?;
+                Ok(Version {
+                    artifacts: Arc::new(artifacts),
+                    mcp: Arc::new(catalog),
+                })
+            })
+        }
+        Source::Build(dir) => {
+            let (artifacts, site) = load_build(dir, config, jwk)?;
+            Ok(Version {
+                artifacts: Arc::new(artifacts),
+                mcp: Arc::new(Catalog::build(Arc::new(site), base)),
+            })
+        }
     }
+}
+
+/// Whether the content on disk is what is being served.
+#[derive(Debug, Clone, Default)]
+pub enum ContentStatus {
+    #[default]
+    Ok,
+    /// The latest edit did not compile; the previous version is still served.
+    Error(Vec<ContentError>),
 }
 
 /// One served version: the artifacts, the MCP catalog built from the same site model, and
 /// the health document that describes them.
 pub struct Live {
-    pub artifacts: ArtifactSet,
-    pub mcp: Catalog,
+    pub artifacts: Arc<ArtifactSet>,
+    pub mcp: Arc<Catalog>,
     pub health: Arc<Artifact>,
+    pub status: ContentStatus,
 }
 
 #[derive(Serialize)]
@@ -153,24 +201,30 @@ struct ContentHealth<'a> {
     revision: &'a str,
     status: &'static str,
     source: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    errors: Option<&'a [ContentError]>,
 }
 
 impl Live {
     pub fn new(
-        artifacts: ArtifactSet,
-        site: Site,
-        config: &SiteConfig,
+        version: &Version,
+        status: ContentStatus,
         source: &Source,
         started_at: SystemTime,
     ) -> Live {
+        let errors = match &status {
+            ContentStatus::Ok => None,
+            ContentStatus::Error(errors) => Some(errors.as_slice()),
+        };
         let health = Health {
             status: "ok",
             version: env!("CARGO_PKG_VERSION"),
             started_at: rfc3339(started_at),
             content: ContentHealth {
-                revision: artifacts.revision(),
-                status: "ok",
+                revision: version.artifacts.revision(),
+                status: if errors.is_some() { "error" } else { "ok" },
                 source: source.label(),
+                errors,
             },
         };
         let health = Artifact::json(
@@ -186,11 +240,20 @@ impl Live {
                 CachePolicy::Live,
                 "{\"status\":\"ok\"}\n",
             )
-        });
+        })
+        .with_encodings(None);
         Live {
-            artifacts,
-            mcp: Catalog::build(site, config.base_url.as_str()),
+            artifacts: Arc::clone(&version.artifacts),
+            mcp: Arc::clone(&version.mcp),
             health: Arc::new(health),
+            status,
+        }
+    }
+
+    pub fn version(&self) -> Version {
+        Version {
+            artifacts: Arc::clone(&self.artifacts),
+            mcp: Arc::clone(&self.mcp),
         }
     }
 }

@@ -148,7 +148,8 @@ fn encode_all(body: &Bytes) -> BTreeMap<Encoding, Representation> {
 }
 
 impl Artifact {
-    /// Builds an artifact and its compressed variants.
+    /// Builds an artifact with its identity bytes only; [`Artifact::with_encodings`] adds the
+    /// compressed variants.
     pub fn new(
         path: impl Into<String>,
         content_type: &'static str,
@@ -156,15 +157,27 @@ impl Artifact {
         body: impl Into<Bytes>,
     ) -> Self {
         let body: Bytes = body.into();
-        let encoded = encode_all(&body);
         Artifact {
             path: path.into(),
             content_type: HeaderValue::from_static(content_type),
             cache_control: cache.header(),
             identity: Representation::new(body),
-            encoded,
+            encoded: BTreeMap::new(),
             headers: Vec::new(),
         }
+    }
+
+    /// Adds the precompressed variants. When `previous` (the same path in the version being
+    /// replaced) had exactly these bytes, its variants are reused: compression is the costly
+    /// part of a rebuild, and unchanged documents keep their ETags for free.
+    pub fn with_encodings(mut self, previous: Option<&Artifact>) -> Self {
+        self.encoded = match previous {
+            Some(previous) if previous.identity.body == self.identity.body => {
+                previous.encoded.clone()
+            }
+            _ => encode_all(&self.identity.body),
+        };
+        self
     }
 
     /// Serializes `value` as compact JSON into an artifact.
@@ -278,7 +291,8 @@ mod tests {
     #[test]
     fn variants_decompress_to_the_identity_bytes_and_have_their_own_etags() {
         let body = "{\"company\": \"Cobalt Ridge\"}".repeat(50);
-        let artifact = Artifact::new("/x", "application/json", CachePolicy::Content, body.clone());
+        let artifact = Artifact::new("/x", "application/json", CachePolicy::Content, body.clone())
+            .with_encodings(None);
         let gzip = &artifact.encoded[&Encoding::Gzip];
         let mut decoded = String::new();
         flate2::read::GzDecoder::new(&gzip.body[..])
@@ -297,8 +311,25 @@ mod tests {
 
     #[test]
     fn tiny_bodies_are_not_compressed() {
-        let artifact = Artifact::new("/x", "text/plain", CachePolicy::Content, "ok");
+        let artifact =
+            Artifact::new("/x", "text/plain", CachePolicy::Content, "ok").with_encodings(None);
         assert!(artifact.encoded.is_empty());
+    }
+
+    #[test]
+    fn unchanged_bodies_reuse_their_variants() {
+        let body = "x".repeat(1000);
+        let first = Artifact::new("/x", "text/plain", CachePolicy::Content, body.clone())
+            .with_encodings(None);
+        let mut previous = first.clone();
+        previous.encoded.get_mut(&Encoding::Gzip).unwrap().etag =
+            HeaderValue::from_static("\"marker\"");
+        let reused = Artifact::new("/x", "text/plain", CachePolicy::Content, body)
+            .with_encodings(Some(&previous));
+        assert_eq!(reused.encoded[&Encoding::Gzip].etag, "\"marker\"");
+        let changed = Artifact::new("/x", "text/plain", CachePolicy::Content, "y".repeat(1000))
+            .with_encodings(Some(&previous));
+        assert_ne!(changed.encoded[&Encoding::Gzip].etag, "\"marker\"");
     }
 
     #[test]

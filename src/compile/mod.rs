@@ -22,6 +22,8 @@ pub struct CompileInput<'a> {
     pub config: &'a SiteConfig,
     /// The identity signing key's public half, published in the JWKS.
     pub jwk: &'a PublicJwk,
+    /// The version being replaced, if any: unchanged artifacts reuse its compressed variants.
+    pub previous: Option<&'a ArtifactSet>,
 }
 
 /// A document could not be produced. Content problems are caught earlier by `content`;
@@ -59,5 +61,13 @@ pub fn compile(input: &CompileInput<'_>) -> Result<ArtifactSet, CompileError> {
         documents::auth_md::auth_md(input)?,
     ];
     artifacts.extend(documents::discovery::discovery(input)?);
-    Ok(ArtifactSet::new(artifacts))
+    let previous = input.previous;
+    let finished = artifacts
+        .into_iter()
+        .map(|artifact| {
+            let before = previous.and_then(|set| set.get(&artifact.path));
+            artifact.with_encodings(before.map(|a| a.as_ref()))
+        })
+        .collect();
+    Ok(ArtifactSet::new(finished))
 }

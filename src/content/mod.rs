@@ -384,9 +384,10 @@ fn report(file: &Path, lines: &FieldLines, problems: Problems, errors: &mut Cont
     }
 }
 
-/// serde_path_to_error prints the root as `.`; content errors use `-` for "no field".
+/// serde_path_to_error prints the root as `.` (and an unknown position as `?`); content
+/// errors use `-` for "no field".
 fn field_name(path: &str) -> String {
-    if path.is_empty() || path == "." {
+    if path.is_empty() || path == "." || path == "?" {
         "-".to_string()
     } else {
         path.to_string()

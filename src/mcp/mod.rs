@@ -23,6 +23,7 @@ pub mod search;
 pub mod tools;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -86,7 +87,7 @@ impl Precomputed {
 
 /// Everything MCP serves for one content revision.
 pub struct Catalog {
-    site: Site,
+    site: Arc<Site>,
     search: SearchIndex,
     server_info: Value,
     instructions: String,
@@ -169,7 +170,7 @@ impl Catalog {
     }
 
     /// Builds the catalog for `site`, served at `base_url`.
-    pub fn build(site: Site, base_url: &str) -> Catalog {
+    pub fn build(site: Arc<Site>, base_url: &str) -> Catalog {
         let company = site.company.name.clone();
         let server_info = json!({
             "name": "dossier",

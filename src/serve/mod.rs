@@ -23,10 +23,9 @@ use tokio::net::TcpListener;
 
 use crate::auth::endpoints::AuthService;
 use crate::clock::Clock;
-use crate::compile::ArtifactSet;
 use crate::config::SiteConfig;
-use crate::content::Site;
-use crate::live::{Live, Source};
+use crate::content::ContentError;
+use crate::live::{ContentStatus, Live, Source, Version};
 use origin::OriginPolicy;
 
 /// Largest request head (request line plus headers) accepted.
@@ -51,11 +50,11 @@ impl App {
         auth: AuthService,
         clock: Arc<dyn Clock>,
         source: Source,
-        (artifacts, site): (ArtifactSet, Site),
+        version: Version,
         origins: OriginPolicy,
     ) -> App {
         let started_at = clock.now();
-        let live = Live::new(artifacts, site, &config, &source, started_at);
+        let live = Live::new(&version, ContentStatus::Ok, &source, started_at);
         App {
             config,
             auth,
@@ -72,9 +71,21 @@ impl App {
         self.live.load()
     }
 
-    /// Swaps in a new version; requests already running keep the old one.
-    pub fn replace(&self, artifacts: ArtifactSet, site: Site) {
-        let live = Live::new(artifacts, site, &self.config, &self.source, self.started_at);
+    /// Swaps in a new version as one value; requests already running keep the old one.
+    pub fn install(&self, version: Version) {
+        let live = Live::new(&version, ContentStatus::Ok, &self.source, self.started_at);
+        self.live.store(Arc::new(live));
+    }
+
+    /// Keeps serving the current version and reports why the latest edit was not taken.
+    pub fn report_errors(&self, errors: Vec<ContentError>) {
+        let current = self.live.load().version();
+        let live = Live::new(
+            &current,
+            ContentStatus::Error(errors),
+            &self.source,
+            self.started_at,
+        );
         self.live.store(Arc::new(live));
     }
 }

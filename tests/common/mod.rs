@@ -143,6 +143,13 @@ impl TestServer {
         .await
     }
 
+    /// A server on `content_dir` that reloads when files there change.
+    pub async fn start_watching(content_dir: PathBuf) -> TestServer {
+        let server = TestServer::start_with(Source::Content(content_dir)).await;
+        dossier::reload::watch(server.app.clone()).unwrap();
+        server
+    }
+
     /// A server whose registration and token endpoints allow `per_minute` requests per address.
     pub async fn start_with_limits(limits: RateLimits) -> TestServer {
         TestServer::start_full(
@@ -168,7 +175,7 @@ impl TestServer {
             base_url,
             auth: AuthPolicy::default(),
         };
-        let loaded = live::load(&source, &config, keys.identity.jwk()).unwrap();
+        let version = live::prepare(&source, &config, keys.identity.jwk(), None).unwrap();
         // Whole seconds, like the timestamps in tokens, so lifetimes come out exact.
         let now = SystemTime::UNIX_EPOCH
             + Duration::from_secs(dossier::clock::unix_seconds(SystemTime::now()));
@@ -188,7 +195,7 @@ impl TestServer {
             auth,
             clock.clone() as Arc<dyn Clock>,
             source,
-            loaded,
+            version,
             origins,
         ));
         let (shutdown, signal) = tokio::sync::oneshot::channel::<()>();
@@ -287,4 +294,23 @@ pub fn run_dossier(args: &[&str]) -> std::process::Output {
         .args(args)
         .output()
         .unwrap()
+}
+
+/// Polls `check` until it returns `Some`, failing the test after `seconds`.
+pub async fn eventually<T, F, Fut>(seconds: u64, what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(seconds);
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }

@@ -1,0 +1,191 @@
+//! Hot reload: watch the source directory, recompile on change, swap the new version in.
+//!
+//! One thread owns the watcher and does the compiling, so the async workers never block on
+//! it. Bursts of events (one editor save raises several, a `git checkout` hundreds) are
+//! debounced: after the first event the thread waits until the directory has been quiet for
+//! [`QUIET`], or at most [`MAX_WAIT`], then compiles once. The new version replaces the old
+//! one as a single value ([`App::install`]); a version that fails to compile never replaces
+//! anything, and `/api/health` reports its errors until a good version arrives.
+//!
+//! Editors save in different ways: write a temporary file and rename it over the original
+//! (vim, most IDEs), truncate and rewrite, or delete and create. All of them end in events
+//! under the watched directory. The directory itself may be replaced (`mv new content`, or
+//! `dossier build` renaming a fresh `build/` into place), so the parent is watched too and the
+//! recursive watch is re-established when the directory's identity changes.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use notify::{Event, EventKind, RecursiveMode, Watcher};
+
+use crate::compile::ArtifactSet;
+use crate::content::ContentError;
+use crate::live::{self, ContentStatus, LoadError};
+use crate::serve::App;
+
+/// How long the directory must be quiet before a batch of events is compiled.
+pub const QUIET: Duration = Duration::from_millis(25);
+/// The longest a batch waits for quiet, so a steady trickle of writes still gets compiled.
+pub const MAX_WAIT: Duration = Duration::from_millis(250);
+
+#[derive(Debug)]
+pub struct WatchError(String);
+
+impl std::fmt::Display for WatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot watch for changes: {}", self.0)
+    }
+}
+
+impl std::error::Error for WatchError {}
+
+/// (device, inode) of a directory, to notice when it is replaced by another one.
+fn identity(dir: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// Files editors and tools leave behind that never affect the content.
+fn is_noise(path: &Path) -> bool {
+    path.file_name()
+        .map(|name| name.to_string_lossy())
+        .is_some_and(|name| name.starts_with('.') || name.ends_with('~') || name == "4913")
+}
+
+fn relevant(event: &Event, target: &Path) -> bool {
+    !matches!(event.kind, EventKind::Access(_))
+        && event
+            .paths
+            .iter()
+            .any(|path| path.starts_with(target) && !is_noise(path))
+}
+
+/// Starts watching the app's source directory. The thread ends when the process does.
+pub fn watch(app: Arc<App>) -> Result<JoinHandle<()>, WatchError> {
+    let target = std::path::absolute(app.source.dir()).map_err(|e| WatchError(e.to_string()))?;
+    let parent = target
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("/"));
+    let (sender, events) = mpsc::channel();
+    let mut watcher = notify::recommended_watcher(sender).map_err(|e| WatchError(e.to_string()))?;
+    watcher
+        .watch(&parent, RecursiveMode::NonRecursive)
+        .map_err(|e| WatchError(format!("{}: {e}", parent.display())))?;
+    watcher
+        .watch(&target, RecursiveMode::Recursive)
+        .map_err(|e| WatchError(format!("{}: {e}", target.display())))?;
+    tracing::info!(dir = %target.display(), "watching for changes");
+    let thread = std::thread::Builder::new()
+        .name("dossier-reload".into())
+        .spawn(move || {
+            let mut watched = identity(&target);
+            loop {
+                // Wait for the first relevant event of a batch.
+                match events.recv() {
+                    Ok(Ok(event)) if relevant(&event, &target) => {}
+                    Ok(Ok(_)) => continue,
+                    Ok(Err(error)) => {
+                        tracing::warn!(%error, "file watcher error");
+                        continue;
+                    }
+                    Err(_) => return,
+                }
+                let first = Instant::now();
+                loop {
+                    let remaining = MAX_WAIT.saturating_sub(first.elapsed());
+                    if remaining.is_zero() {
+                        break;
+                    }
+                    match events.recv_timeout(QUIET.min(remaining)) {
+                        Ok(_) => continue,
+                        Err(RecvTimeoutError::Timeout) => break,
+                        Err(RecvTimeoutError::Disconnected) => return,
+                    }
+                }
+                let now = identity(&target);
+                if now.is_some() && now != watched {
+                    let _ = watcher.unwatch(&target);
+                    match watcher.watch(&target, RecursiveMode::Recursive) {
+                        Ok(()) => watched = now,
+                        Err(error) => tracing::warn!(%error, "cannot watch the replaced directory"),
+                    }
+                }
+                reload(&app);
+            }
+        })
+        .map_err(|e| WatchError(e.to_string()))?;
+    Ok(thread)
+}
+
+/// How many paths differ between two versions (added, removed or with other bytes).
+fn changed_artifacts(old: &ArtifactSet, new: &ArtifactSet) -> usize {
+    let changed = new
+        .sorted()
+        .iter()
+        .filter(|artifact| {
+            old.get(&artifact.path)
+                .is_none_or(|before| before.identity.etag != artifact.identity.etag)
+        })
+        .count();
+    let removed = old
+        .sorted()
+        .iter()
+        .filter(|artifact| new.get(&artifact.path).is_none())
+        .count();
+    changed + removed
+}
+
+/// Compiles the source once and swaps the result in, or reports why not.
+pub fn reload(app: &App) {
+    let started = Instant::now();
+    let current = app.live();
+    let jwk = app.auth.keys().identity.jwk();
+    let result = live::prepare(&app.source, &app.config, jwk, Some(&current.artifacts));
+    let elapsed = started.elapsed();
+    match result {
+        Ok(version) => {
+            let changed = changed_artifacts(&current.artifacts, &version.artifacts);
+            let was_broken = matches!(current.status, ContentStatus::Error(_));
+            if changed == 0 && !was_broken {
+                tracing::debug!("files changed but no response did; nothing to swap");
+                return;
+            }
+            let previous = current.artifacts.revision().to_string();
+            let revision = version.artifacts.revision().to_string();
+            drop(current);
+            app.install(version);
+            tracing::info!(
+                %revision,
+                %previous,
+                changed,
+                compile_ms = elapsed.as_millis() as u64,
+                "reloaded"
+            );
+        }
+        Err(error) => {
+            let errors = match error {
+                LoadError::Content(errors) => errors.0,
+                other => vec![ContentError {
+                    file: app.source.dir().to_path_buf(),
+                    line: 0,
+                    field: "-".into(),
+                    message: other.to_string(),
+                }],
+            };
+            for error in &errors {
+                tracing::warn!("{error}");
+            }
+            tracing::warn!(
+                serving = current.artifacts.revision(),
+                problems = errors.len(),
+                "reload refused; still serving the last good version"
+            );
+            drop(current);
+            app.report_errors(errors);
+        }
+    }
+}
