@@ -33,3 +33,8 @@ lint:
 bench *ARGS:
     cargo build --release
     python3 benches/http_bench.py {{ARGS}}
+
+# Edit-to-live latency of hot reload: 50 edits on the sample and on 10,000 generated pages.
+bench-reload *ARGS:
+    cargo build --release
+    python3 benches/reload_bench.py {{ARGS}}

@@ -141,9 +141,20 @@ pub fn prepare(
     let base = config.base_url.as_str();
     match source {
         Source::Content(dir) => {
+            let started = std::time::Instant::now();
             let site = Arc::new(content::load(dir).map_err(LoadError::Content)?);
+            tracing::debug!(ms = started.elapsed().as_millis() as u64, "content read");
             std::thread::scope(|scope| {
-                let catalog = scope.spawn(|| Catalog::build(Arc::clone(&site), base));
+                let catalog = scope.spawn(|| {
+                    let started = std::time::Instant::now();
+                    let catalog = Catalog::build(Arc::clone(&site), base);
+                    tracing::debug!(
+                        ms = started.elapsed().as_millis() as u64,
+                        "MCP catalog built"
+                    );
+                    catalog
+                });
+                let compile_started = std::time::Instant::now();
                 let artifacts = compile::compile(&CompileInput {
                     site: &site,
                     config,
@@ -151,6 +162,10 @@ pub fn prepare(
                     previous,
                 })
                 .map_err(LoadError::Compile)?;
+                tracing::debug!(
+                    ms = compile_started.elapsed().as_millis() as u64,
+                    "artifacts compiled"
+                );
                 let catalog = catalog
                     .join()
                     .map_err(|_| LoadError::Mismatch("building the MCP catalog failed".into()))?;

@@ -496,3 +496,57 @@ async fn revocations_survive_sigkill() {
         .await;
     assert_eq!(exchange.json()["error"], "invalid_grant");
 }
+
+#[tokio::test]
+async fn serving_a_build_picks_up_the_next_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let content = common::copy_of_sample_content(dir.path());
+    let (out, state) = (dir.path().join("build"), dir.path().join("state"));
+    assert!(build(&content, &out, &state).status.success());
+    let server = ServerProcess::start(&[
+        "--from",
+        out.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+    ]);
+    let client = HttpClient::default();
+
+    let division = content.join("divisions/public-sector.json");
+    let text = fs::read_to_string(&division).unwrap();
+    fs::write(
+        &division,
+        text.replace(
+            "Public Sector & Utilities works",
+            "Public Sector & Utilities now works",
+        ),
+    )
+    .unwrap();
+    assert!(build(&content, &out, &state).status.success());
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let body = client
+            .send(Method::GET, &server.url("/api/company"), &[], "")
+            .await
+            .text();
+        if body.contains("Public Sector & Utilities now works") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new build was not picked up"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    // MCP follows the build too: it is rebuilt from the new /api/company.
+    let mcp = client
+        .send(
+            Method::POST,
+            &server.url("/mcp"),
+            &[("content-type", "application/json")],
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_division","arguments":{"division_id":"public-sector"}}}"#,
+        )
+        .await
+        .text();
+    assert!(mcp.contains("Public Sector & Utilities now works"));
+}

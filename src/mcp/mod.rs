@@ -89,15 +89,20 @@ impl Precomputed {
 pub struct Catalog {
     site: Arc<Site>,
     search: SearchIndex,
+    /// The record as `/api/company` serializes it (compact JSON).
+    company_json: String,
     server_info: Value,
     instructions: String,
+    /// The `_meta` member modern results carry, serialized once.
+    server_info_meta: String,
     discover: Bytes,
     tools_list: Precomputed,
     templates_list: Precomputed,
     prompts_list: Precomputed,
     resource_pages: Vec<Precomputed>,
-    reads: HashMap<String, Precomputed>,
-    /// Tool results for calls that are fully known at build time: (tool, argument).
+    /// Reads of the fixed URIs (`company://company`, `…/divisions`, `…/contacts`).
+    fixed_reads: HashMap<&'static str, Precomputed>,
+    /// Results of argument-free tool calls, and of `get_division` for each division.
     tool_results: HashMap<(&'static str, String), Precomputed>,
 }
 
@@ -115,29 +120,8 @@ fn capabilities(era: Era) -> Value {
     capabilities
 }
 
-/// Adds what modern results carry: `resultType`, the server info `_meta`, and for
-/// cacheable results `ttlMs` and `cacheScope`.
-fn modernize(
-    mut result: Map<String, Value>,
-    server_info: &Value,
-    cacheable: bool,
-) -> Map<String, Value> {
-    result.insert("resultType".into(), "complete".into());
-    if cacheable {
-        result.insert("ttlMs".into(), TTL_MS.into());
-        result.insert("cacheScope".into(), "public".into());
-    }
-    let meta = result
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(meta) = meta {
-        meta.insert(META_SERVER_INFO.into(), server_info.clone());
-    }
-    result
-}
-
-fn to_bytes(result: &Map<String, Value>) -> Bytes {
-    Bytes::from(serde_json::to_vec(result).unwrap_or_default())
+fn to_bytes(result: &Map<String, Value>) -> Vec<u8> {
+    serde_json::to_vec(result).unwrap_or_default()
 }
 
 fn object(value: Value) -> Map<String, Value> {
@@ -161,11 +145,43 @@ fn tool_result(outcome: Outcome) -> Map<String, Value> {
     })
 }
 
+/// A JSON string literal for `text`.
+fn string_literal(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into())
+}
+
 impl Catalog {
-    fn precompute(&self, result: Map<String, Value>, cacheable: bool) -> Precomputed {
+    /// The members a modern result adds: `resultType`, for cacheable results `ttlMs` and
+    /// `cacheScope`, and the server info `_meta`. Spliced into the legacy bytes, so a result
+    /// is serialized once for both eras.
+    fn modernize(&self, legacy: &[u8], cacheable: bool) -> Vec<u8> {
+        let mut extras = String::from("\"resultType\":\"complete\",");
+        if cacheable {
+            extras.push_str(&format!("\"ttlMs\":{TTL_MS},\"cacheScope\":\"public\","));
+        }
+        extras.push_str(&self.server_info_meta);
+        let body = legacy.strip_suffix(b"}").unwrap_or(legacy);
+        let mut out = Vec::with_capacity(legacy.len() + extras.len() + 2);
+        out.extend_from_slice(body);
+        if body.len() > 1 {
+            out.push(b',');
+        }
+        out.extend_from_slice(extras.as_bytes());
+        out.push(b'}');
+        out
+    }
+
+    fn precompute(&self, legacy: Vec<u8>, cacheable: bool) -> Precomputed {
         Precomputed {
-            legacy: to_bytes(&result),
-            modern: to_bytes(&modernize(result, &self.server_info, cacheable)),
+            modern: Bytes::from(self.modernize(&legacy, cacheable)),
+            legacy: Bytes::from(legacy),
+        }
+    }
+
+    fn for_era(&self, era: Era, legacy: Vec<u8>, cacheable: bool) -> Vec<u8> {
+        match era {
+            Era::Legacy => legacy,
+            Era::Modern => self.modernize(&legacy, cacheable),
         }
     }
 
@@ -181,27 +197,30 @@ impl Catalog {
         let instructions = format!(
             "Public, read-only information about {company}. Call get_company for the whole record, list_divisions / get_division and list_pages / get_page for one part, list_contacts for whom to reach, and search_company_info when unsure where an answer lives. The same data is available as company:// resources. No authentication is needed."
         );
+        let server_info_meta = format!(
+            "\"_meta\":{{\"{META_SERVER_INFO}\":{}}}",
+            serde_json::to_string(&server_info).unwrap_or_else(|_| "{}".into())
+        );
+        // `Site` serializes exactly as `/api/company` does.
+        let company_json = serde_json::to_string(&*site).unwrap_or_default();
         let search = SearchIndex::build(&site);
+        let empty = || Precomputed {
+            legacy: Bytes::new(),
+            modern: Bytes::new(),
+        };
         let mut catalog = Catalog {
             site,
             search,
+            company_json,
             server_info,
             instructions,
+            server_info_meta,
             discover: Bytes::new(),
-            tools_list: Precomputed {
-                legacy: Bytes::new(),
-                modern: Bytes::new(),
-            },
-            templates_list: Precomputed {
-                legacy: Bytes::new(),
-                modern: Bytes::new(),
-            },
-            prompts_list: Precomputed {
-                legacy: Bytes::new(),
-                modern: Bytes::new(),
-            },
+            tools_list: empty(),
+            templates_list: empty(),
+            prompts_list: empty(),
             resource_pages: Vec::new(),
-            reads: HashMap::new(),
+            fixed_reads: HashMap::new(),
             tool_results: HashMap::new(),
         };
 
@@ -210,19 +229,24 @@ impl Catalog {
             "capabilities": capabilities(Era::Modern),
             "instructions": catalog.instructions,
         }));
-        catalog.discover = to_bytes(&modernize(discover, &catalog.server_info, true));
-        catalog.tools_list =
-            catalog.precompute(object(json!({"tools": tools::definitions(&company)})), true);
-        catalog.templates_list = catalog.precompute(
-            object(json!({"resourceTemplates": resources::templates()})),
+        catalog.discover = Bytes::from(catalog.modernize(&to_bytes(&discover), true));
+        catalog.tools_list = catalog.precompute(
+            to_bytes(&object(json!({"tools": tools::definitions(&company)}))),
             true,
         );
-        catalog.prompts_list =
-            catalog.precompute(object(json!({"prompts": prompts::list(&company)})), true);
+        catalog.templates_list = catalog.precompute(
+            to_bytes(&object(
+                json!({"resourceTemplates": resources::templates()}),
+            )),
+            true,
+        );
+        catalog.prompts_list = catalog.precompute(
+            to_bytes(&object(json!({"prompts": prompts::list(&company)}))),
+            true,
+        );
 
-        let all = resources::all(&catalog.site);
-        let listings: Vec<&Value> = all.iter().map(|r| &r.listing).collect();
-        let pages = listings.chunks(RESOURCES_PER_PAGE).count().max(1);
+        let listings = resources::listings(&catalog.site);
+        let pages = listings.len().div_ceil(RESOURCES_PER_PAGE).max(1);
         let mut resource_pages = Vec::with_capacity(pages);
         for page in 0..pages {
             let start = page * RESOURCES_PER_PAGE;
@@ -231,52 +255,65 @@ impl Catalog {
             if end < listings.len() {
                 result.insert("nextCursor".into(), cursor_for(page + 1).into());
             }
-            resource_pages.push(catalog.precompute(result, true));
+            resource_pages.push(catalog.precompute(to_bytes(&result), true));
         }
         catalog.resource_pages = resource_pages;
-        let mut reads = HashMap::with_capacity(all.len());
-        for resource in &all {
-            let result = object(json!({"contents": [{
-                "uri": resource.uri,
-                "mimeType": resource.mime_type,
-                "text": resource.text,
-            }]}));
-            reads.insert(resource.uri.clone(), catalog.precompute(result, true));
+
+        let company_literal = string_literal(&catalog.company_json);
+        let mut fixed_reads = HashMap::new();
+        for uri in [
+            resources::COMPANY,
+            resources::DIVISIONS,
+            resources::CONTACTS,
+        ] {
+            let legacy = if uri == resources::COMPANY {
+                format!(
+                    "{{\"contents\":[{{\"uri\":\"{uri}\",\"mimeType\":\"application/json\",\"text\":{company_literal}}}]}}"
+                )
+                .into_bytes()
+            } else {
+                catalog.read_result(uri).unwrap_or_default()
+            };
+            fixed_reads.insert(uri, catalog.precompute(legacy, true));
         }
-        catalog.reads = reads;
+        catalog.fixed_reads = fixed_reads;
 
         let mut tool_results = HashMap::new();
+        let get_company = format!(
+            "{{\"content\":[{{\"type\":\"text\",\"text\":{company_literal}}}],\"structuredContent\":{},\"isError\":false}}",
+            catalog.company_json
+        );
+        tool_results.insert(
+            ("get_company", String::new()),
+            catalog.precompute(get_company.into_bytes(), false),
+        );
         let no_arguments = Map::new();
-        for name in [
-            "get_company",
-            "list_divisions",
-            "list_pages",
-            "list_contacts",
-        ] {
+        for name in ["list_divisions", "list_pages", "list_contacts"] {
             if let Some(outcome) = tools::call(&catalog.site, &catalog.search, name, &no_arguments)
             {
-                tool_results.insert(
-                    (name, String::new()),
-                    catalog.precompute(tool_result(outcome), false),
-                );
+                let legacy = to_bytes(&tool_result(outcome));
+                tool_results.insert((name, String::new()), catalog.precompute(legacy, false));
             }
         }
         for division in &catalog.site.divisions {
-            let result = tool_result(tools::get_division(&catalog.site, division));
+            let legacy = to_bytes(&tool_result(tools::get_division(&catalog.site, division)));
             tool_results.insert(
                 ("get_division", division.id.clone()),
-                catalog.precompute(result, false),
-            );
-        }
-        for page in &catalog.site.pages {
-            let result = tool_result(tools::get_page(page));
-            tool_results.insert(
-                ("get_page", page.slug.clone()),
-                catalog.precompute(result, false),
+                catalog.precompute(legacy, false),
             );
         }
         catalog.tool_results = tool_results;
         catalog
+    }
+
+    /// A `resources/read` result (legacy shape), or `None` for an unknown URI.
+    fn read_result(&self, uri: &str) -> Option<Vec<u8>> {
+        let contents = resources::read(&self.site, &self.company_json, uri)?;
+        Some(to_bytes(&object(json!({"contents": [{
+            "uri": uri,
+            "mimeType": contents.mime_type,
+            "text": contents.text,
+        }]}))))
     }
 
     pub fn site(&self) -> &Site {
@@ -504,10 +541,7 @@ fn no_cursor(params: &Map<String, Value>) -> Result<(), Failure> {
 }
 
 fn dynamic(catalog: &Catalog, era: Era, result: Map<String, Value>, cacheable: bool) -> Vec<u8> {
-    match era {
-        Era::Legacy => to_bytes(&result).to_vec(),
-        Era::Modern => to_bytes(&modernize(result, &catalog.server_info, cacheable)).to_vec(),
-    }
+    catalog.for_era(era, to_bytes(&result), cacheable)
 }
 
 fn dispatch(
@@ -534,7 +568,7 @@ fn dispatch(
                 "serverInfo": catalog.server_info,
                 "instructions": catalog.instructions,
             }));
-            Ok(to_bytes(&result).to_vec())
+            Ok(to_bytes(&result))
         }
         (Era::Legacy, "ping" | "logging/setLevel") => Ok(b"{}".to_vec()),
         (Era::Modern, "server/discover") => Ok(catalog.discover.to_vec()),
@@ -610,8 +644,11 @@ fn dispatch(
                     "params.uri is required",
                 ));
             };
-            match catalog.reads.get(uri) {
-                Some(precomputed) => Ok(precomputed.for_era(era).to_vec()),
+            if let Some(precomputed) = catalog.fixed_reads.get(uri) {
+                return Ok(precomputed.for_era(era).to_vec());
+            }
+            match catalog.read_result(uri) {
+                Some(legacy) => Ok(catalog.for_era(era, legacy, true)),
                 None => Err(Failure::new(
                     jsonrpc::INVALID_PARAMS,
                     format!("resource not found: {uri}"),

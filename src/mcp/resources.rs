@@ -1,6 +1,6 @@
 //! MCP resources: the company, its divisions and pages as `company://` URIs.
 //!
-//! - `company://company`: the whole record (`application/json`, same as `/api/company`);
+//! - `company://company`: the whole record (`application/json`, the bytes of `/api/company`);
 //! - `company://divisions` and `company://contacts`: indexes (`application/json`);
 //! - `company://divisions/{division_id}`: one division (`application/json`);
 //! - `company://pages/{slug}`: one page's Markdown (`text/markdown`).
@@ -10,98 +10,112 @@ use serde_json::{json, Value};
 use super::tools::{self, Outcome};
 use crate::content::Site;
 
+pub const COMPANY: &str = "company://company";
+pub const DIVISIONS: &str = "company://divisions";
+pub const CONTACTS: &str = "company://contacts";
 pub const DIVISION_TEMPLATE: &str = "company://divisions/{division_id}";
 pub const PAGE_TEMPLATE: &str = "company://pages/{slug}";
+const DIVISION_PREFIX: &str = "company://divisions/";
+const PAGE_PREFIX: &str = "company://pages/";
 
-/// One readable resource: its `resources/list` entry and its `resources/read` contents.
-pub struct Resource {
-    pub uri: String,
-    pub listing: Value,
+/// The text and type of one resource.
+pub struct Contents {
     pub mime_type: &'static str,
     pub text: String,
 }
 
 fn json_text(outcome: Outcome) -> String {
     match outcome {
-        Outcome::Data(value) => serde_json::to_string_pretty(&value).unwrap_or_default(),
+        Outcome::Data(value) => serde_json::to_string(&value).unwrap_or_default(),
         Outcome::ToolError(message) => message,
     }
 }
 
-fn resource(
-    uri: String,
-    name: &str,
-    title: &str,
-    description: &str,
-    mime_type: &'static str,
-    text: String,
-) -> Resource {
-    let listing = json!({
+/// Reads `uri`; `None` when no such resource exists. `company_json` is the record as
+/// already serialized for `/api/company`.
+pub fn read(site: &Site, company_json: &str, uri: &str) -> Option<Contents> {
+    let json = |text| {
+        Some(Contents {
+            mime_type: "application/json",
+            text,
+        })
+    };
+    match uri {
+        COMPANY => json(company_json.to_string()),
+        DIVISIONS => json(json_text(tools::list_divisions(site))),
+        CONTACTS => json(json_text(tools::list_contacts(site, None))),
+        _ => {
+            if let Some(id) = uri.strip_prefix(DIVISION_PREFIX) {
+                let division = site.divisions.iter().find(|d| d.id == id)?;
+                return json(json_text(tools::get_division(site, division)));
+            }
+            let slug = uri.strip_prefix(PAGE_PREFIX)?;
+            let page = site.pages.iter().find(|p| p.slug == slug)?;
+            Some(Contents {
+                mime_type: "text/markdown",
+                text: page.body_markdown.clone(),
+            })
+        }
+    }
+}
+
+fn listing(uri: String, name: &str, title: &str, description: &str, mime_type: &str) -> Value {
+    json!({
         "uri": uri,
         "name": name,
         "title": title,
         "description": description,
         "mimeType": mime_type,
-        "size": text.len(),
-    });
-    Resource {
-        uri,
-        listing,
-        mime_type,
-        text,
-    }
+    })
 }
 
-/// Every resource, in listing order.
-pub fn all(site: &Site) -> Vec<Resource> {
+/// Every `resources/list` entry, in order.
+pub fn listings(site: &Site) -> Vec<Value> {
     let company = &site.company.name;
-    let mut resources = vec![
-        resource(
-            "company://company".into(),
+    let mut listings = vec![
+        listing(
+            COMPANY.into(),
             "company",
             company,
             &format!("Everything public about {company}: company, divisions and pages (same as GET /api/company)."),
             "application/json",
-            json_text(tools::get_company(site)),
         ),
-        resource(
-            "company://divisions".into(),
+        listing(
+            DIVISIONS.into(),
             "divisions",
             "Divisions",
             &format!("The divisions of {company}: id, name and summary."),
             "application/json",
-            json_text(tools::list_divisions(site)),
         ),
-        resource(
-            "company://contacts".into(),
+        listing(
+            CONTACTS.into(),
             "contacts",
             "Contacts",
             &format!("How to reach {company}, its divisions and the people behind its pages."),
             "application/json",
-            json_text(tools::list_contacts(site, None)),
         ),
     ];
     for division in &site.divisions {
-        resources.push(resource(
-            format!("company://divisions/{}", division.id),
+        listings.push(listing(
+            format!("{DIVISION_PREFIX}{}", division.id),
             &division.id,
             &division.name,
             &division.summary,
             "application/json",
-            json_text(tools::get_division(site, division)),
         ));
     }
     for page in &site.pages {
-        resources.push(resource(
-            format!("company://pages/{}", page.slug),
+        let mut entry = listing(
+            format!("{PAGE_PREFIX}{}", page.slug),
             &page.slug,
             &page.title,
             &page.summary,
             "text/markdown",
-            page.body_markdown.clone(),
-        ));
+        );
+        entry["size"] = page.body_markdown.len().into();
+        listings.push(entry);
     }
-    resources
+    listings
 }
 
 pub fn templates() -> Value {

@@ -25,6 +25,8 @@ pub struct Hit {
 }
 
 struct Item {
+    /// For pages, the position in `Site::pages`: their text is read from there, not copied.
+    page: Option<usize>,
     kind: &'static str,
     id: String,
     title: String,
@@ -35,26 +37,29 @@ struct Item {
 
 pub struct SearchIndex {
     items: Vec<Item>,
-    postings: HashMap<String, Vec<(usize, f64)>>,
+    /// Each distinct word once; postings are indexed by the word's position here.
+    terms: HashMap<String, usize>,
+    postings: Vec<Vec<(usize, f64)>>,
 }
 
 const TITLE_WEIGHT: f64 = 5.0;
 const SUMMARY_WEIGHT: f64 = 3.0;
 const BODY_WEIGHT: f64 = 1.0;
 
-fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|word| !word.is_empty())
-        .map(normalize)
-}
-
-/// Lowercase, and a light singular: "divisions" and "division" are the same word.
-fn normalize(word: &str) -> String {
-    let lower = word.to_lowercase();
-    if lower.chars().count() > 3 && lower.ends_with('s') && !lower.ends_with("ss") {
-        lower[..lower.len() - 1].to_string()
-    } else {
-        lower
+/// Calls `each` with every word of `text`, lowercased and lightly singularized ("divisions"
+/// and "division" are the same word). Lowercases once per text, so no word is allocated.
+fn for_each_word(text: &str, mut each: impl FnMut(&str)) {
+    let lower = text.to_lowercase();
+    for word in lower.split(|c: char| !c.is_alphanumeric()) {
+        if word.is_empty() {
+            continue;
+        }
+        let singular = if word.len() > 3 && word.ends_with('s') && !word.ends_with("ss") {
+            &word[..word.len() - 1]
+        } else {
+            word
+        };
+        each(singular);
     }
 }
 
@@ -76,7 +81,8 @@ impl SearchIndex {
     pub fn build(site: &Site) -> SearchIndex {
         let mut index = SearchIndex {
             items: Vec::new(),
-            postings: HashMap::new(),
+            terms: HashMap::new(),
+            postings: Vec::new(),
         };
         for division in &site.divisions {
             let lead = division
@@ -86,6 +92,7 @@ impl SearchIndex {
                 .unwrap_or_default();
             index.add(
                 Item {
+                    page: None,
                     kind: "division",
                     id: division.id.clone(),
                     title: division.name.clone(),
@@ -104,6 +111,7 @@ impl SearchIndex {
                 let text = contact_text(contact);
                 index.add(
                     Item {
+                        page: None,
                         kind: "contact",
                         id: division.id.clone(),
                         title: format!("{} contact", division.name),
@@ -117,14 +125,15 @@ impl SearchIndex {
                 );
             }
         }
-        for page in &site.pages {
+        for (position, page) in site.pages.iter().enumerate() {
             index.add(
                 Item {
+                    page: Some(position),
                     kind: "page",
                     id: page.slug.clone(),
                     title: page.title.clone(),
                     uri: format!("company://pages/{}", page.slug),
-                    text: format!("{} {}", page.summary, strip_markdown(&page.body_markdown)),
+                    text: String::new(),
                 },
                 &[
                     (&page.title, TITLE_WEIGHT),
@@ -137,6 +146,7 @@ impl SearchIndex {
         let text = contact_text(&company.contact);
         index.add(
             Item {
+                page: None,
                 kind: "contact",
                 id: "company".into(),
                 title: format!("{} contact", company.name),
@@ -156,31 +166,38 @@ impl SearchIndex {
 
     fn add(&mut self, item: Item, fields: &[(&String, f64)]) {
         let position = self.items.len();
-        let mut weights: HashMap<String, f64> = HashMap::new();
+        let mut weights: HashMap<usize, f64> = HashMap::new();
         for (text, weight) in fields {
-            for word in words(text) {
-                *weights.entry(word).or_insert(0.0) += weight;
-            }
+            for_each_word(text, |word| {
+                let term = match self.terms.get(word) {
+                    Some(term) => *term,
+                    None => {
+                        let term = self.postings.len();
+                        self.terms.insert(word.to_string(), term);
+                        self.postings.push(Vec::new());
+                        term
+                    }
+                };
+                *weights.entry(term).or_insert(0.0) += weight;
+            });
         }
-        for (word, weight) in weights {
+        for (term, weight) in weights {
             // Repetition helps, but with diminishing returns.
-            self.postings
-                .entry(word)
-                .or_default()
-                .push((position, weight.sqrt()));
+            self.postings[term].push((position, weight.sqrt()));
         }
         self.items.push(item);
     }
 
-    /// The best `limit` hits for `query`.
-    pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
-        let mut query_words: Vec<String> = words(query).collect();
+    /// The best `limit` hits for `query`; page snippets come from `site`.
+    pub fn search(&self, site: &Site, query: &str, limit: usize) -> Vec<Hit> {
+        let mut query_words: Vec<String> = Vec::new();
+        for_each_word(query, |word| query_words.push(word.to_string()));
         query_words.sort();
         query_words.dedup();
         let mut scores: HashMap<usize, (usize, f64)> = HashMap::new();
         for word in &query_words {
-            if let Some(postings) = self.postings.get(word) {
-                for (item, weight) in postings {
+            if let Some(term) = self.terms.get(word) {
+                for (item, weight) in &self.postings[*term] {
                     let entry = scores.entry(*item).or_insert((0, 0.0));
                     entry.0 += 1;
                     entry.1 += weight;
@@ -207,11 +224,21 @@ impl SearchIndex {
             .take(limit)
             .map(|(item, matched, weight)| {
                 let item = &self.items[item];
+                // Page text is not copied into the index; it is read from the site model.
+                let page_text;
+                let text = match item.page.and_then(|position| site.pages.get(position)) {
+                    Some(page) => {
+                        page_text =
+                            format!("{} {}", page.summary, strip_markdown(&page.body_markdown));
+                        &page_text
+                    }
+                    None => &item.text,
+                };
                 Hit {
                     kind: item.kind,
                     id: item.id.clone(),
                     title: item.title.clone(),
-                    snippet: snippet(&item.text, &query_words),
+                    snippet: snippet(text, &query_words),
                     uri: item.uri.clone(),
                     score: ((matched as f64 + weight / 100.0) * 1000.0).round() / 1000.0,
                 }
@@ -264,11 +291,23 @@ fn snippet(text: &str, query_words: &[String]) -> String {
 mod tests {
     use super::*;
 
-    fn index() -> SearchIndex {
+    struct Fixture {
+        site: Site,
+        index: SearchIndex,
+    }
+
+    impl Fixture {
+        fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
+            self.index.search(&self.site, query, limit)
+        }
+    }
+
+    fn index() -> Fixture {
         let site =
             crate::content::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content"))
                 .unwrap();
-        SearchIndex::build(&site)
+        let index = SearchIndex::build(&site);
+        Fixture { site, index }
     }
 
     #[test]

@@ -329,8 +329,8 @@ pub fn list_contacts(site: &Site, division: Option<&str>) -> Outcome {
     to_value(&json!({ "contacts": contacts }))
 }
 
-pub fn search(index: &SearchIndex, query: &str, limit: usize) -> Outcome {
-    let results: Vec<Hit> = index.search(query, limit);
+pub fn search(site: &Site, index: &SearchIndex, query: &str, limit: usize) -> Outcome {
+    let results: Vec<Hit> = index.search(site, query, limit);
     to_value(&json!({ "query": query, "results": results }))
 }
 
@@ -444,7 +444,7 @@ fn run(
             let limit = args
                 .integer("limit", 1, MAX_SEARCH_RESULTS)?
                 .unwrap_or(DEFAULT_SEARCH_RESULTS);
-            search(index, query, limit as usize)
+            search(site, index, query, limit as usize)
         }
         other => return Err(format!("unknown tool `{other}`")),
     })
