@@ -264,7 +264,20 @@ fn schemas() -> Value {
                         "revision": {"type": "string", "description": "Hash of the artifact set being served."},
                         "status": {"type": "string", "enum": ["ok", "error"]},
                         "source": {"type": "string", "enum": ["content", "build"]},
-                        "errors": {"type": "array", "items": {"type": "string"}}
+                        "errors": {
+                            "type": "array",
+                            "description": "Present while the latest edit does not compile; the last good revision is still served.",
+                            "items": {
+                                "type": "object",
+                                "required": ["file", "line", "field", "message"],
+                                "properties": {
+                                    "file": {"type": "string"},
+                                    "line": {"type": "integer"},
+                                    "field": {"type": "string"},
+                                    "message": {"type": "string"}
+                                }
+                            }
+                        }
                     }
                 }
             }
