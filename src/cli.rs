@@ -1,7 +1,7 @@
 //! The command line: `dossier build` and `dossier serve`. Flags also read environment
 //! variables (`DOSSIER_*`), so the same binary configures from either.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -56,6 +56,13 @@ pub struct BuildArgs {
     /// Directory holding the signing keys (created if missing); its public key goes into the JWKS.
     #[arg(long, env = "DOSSIER_STATE", default_value = ".dossier-state")]
     pub state: PathBuf,
+    /// Files here override the built-in templates (pages, style.css, auth.md).
+    #[arg(long, env = "DOSSIER_TEMPLATES", default_value = "templates")]
+    pub templates: PathBuf,
+    /// Where the dynamic core runs when build/ is deployed to a CDN (e.g. https://core.example.com);
+    /// the generated _redirects and _worker.js proxy /agent/*, /oauth2/*, /api/* and /mcp to it.
+    #[arg(long, env = "DOSSIER_ORIGIN_URL")]
+    pub origin_url: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -80,6 +87,13 @@ pub struct ServeArgs {
     /// Directory for keys and durable state (created if missing).
     #[arg(long, env = "DOSSIER_STATE", default_value = ".dossier-state")]
     pub state: PathBuf,
+    /// Files here override the built-in templates; watched for changes like the content.
+    #[arg(long, env = "DOSSIER_TEMPLATES", default_value = "templates")]
+    pub templates: PathBuf,
+    /// Serve only the dynamic core (registration, tokens, revocation, authorization, MCP and
+    /// the token-checked /api/*), for a deployment where a CDN serves build/.
+    #[arg(long, env = "DOSSIER_DYNAMIC_ONLY")]
+    pub dynamic_only: bool,
     /// Do not watch the content (or build) directory for changes.
     #[arg(long, env = "DOSSIER_NO_WATCH")]
     pub no_watch: bool,
@@ -109,10 +123,12 @@ pub fn init_logging() {
         .init();
 }
 
-fn config_for(base_url: BaseUrl) -> SiteConfig {
+fn config_for(base_url: BaseUrl, templates: &Path) -> SiteConfig {
     SiteConfig {
         base_url,
         auth: AuthPolicy::default(),
+        // A missing directory just means the built-in templates.
+        templates: templates.is_dir().then(|| templates.to_path_buf()),
     }
 }
 
@@ -131,7 +147,14 @@ pub fn build(args: &BuildArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let config = config_for(base_url);
+    let config = config_for(base_url, &args.templates);
+    let origin_url = match args.origin_url.as_deref().map(BaseUrl::parse).transpose() {
+        Ok(origin) => origin,
+        Err(error) => {
+            eprintln!("error: --origin-url: {error}");
+            return ExitCode::from(2);
+        }
+    };
     let started = std::time::Instant::now();
     let set = match live::compile_content(&args.content, &config, keys.identity.jwk(), None) {
         Ok((set, _site)) => set,
@@ -140,7 +163,8 @@ pub fn build(args: &BuildArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if let Err(error) = output::write_build(&set, &config.base_url, &args.out) {
+    if let Err(error) = output::write_build(&set, &config.base_url, origin_url.as_ref(), &args.out)
+    {
         eprintln!("error: cannot write the build: {error}");
         return ExitCode::FAILURE;
     }
@@ -216,7 +240,7 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let config = config_for(base_url);
+    let config = config_for(base_url, &args.templates);
     let version = match live::prepare(&source, &config, keys.identity.jwk(), None) {
         Ok(version) => version,
         Err(error) => {
@@ -260,14 +284,16 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         &args.allowed_origins,
         local.ip().is_loopback(),
     );
-    let app = Arc::new(App::new(
+    let mut app = App::new(
         config,
         auth,
         Arc::new(SystemClock),
         source,
         version,
         origins,
-    ));
+    );
+    app.dynamic_only = args.dynamic_only;
+    let app = Arc::new(app);
     tokio::spawn(purge_revocations(Arc::clone(&app)));
     if !args.no_watch {
         if let Err(error) = reload::watch(Arc::clone(&app)) {

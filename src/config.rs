@@ -142,6 +142,8 @@ impl Default for AuthPolicy {
 pub struct SiteConfig {
     pub base_url: BaseUrl,
     pub auth: AuthPolicy,
+    /// A directory whose files override the built-in templates (`None`: built-ins only).
+    pub templates: Option<std::path::PathBuf>,
 }
 
 #[cfg(test)]

@@ -2,6 +2,34 @@
 //! router dispatches on them, so a link can never point somewhere the router does not serve.
 
 pub const INDEX: &str = "/";
+pub const INDEX_MD: &str = "/index.md";
+pub const DOCS: &str = "/docs";
+pub const DOCS_MD: &str = "/docs.md";
+pub const STYLE: &str = "/style.css";
+pub const LLMS_TXT: &str = "/llms.txt";
+pub const ROBOTS_TXT: &str = "/robots.txt";
+pub const SITEMAP: &str = "/sitemap.xml";
+pub const MCP_SERVER_CARD: &str = "/.well-known/mcp/server-card.json";
+pub const AGENT_SKILLS: &str = "/.well-known/agent-skills/index.json";
+
+/// First path segments that site paths use; a page slug may not take one of them.
+pub const RESERVED_SLUGS: [&str; 15] = [
+    "api",
+    "docs",
+    "divisions",
+    "mcp",
+    "oauth2",
+    "agent",
+    "auth",
+    "index",
+    "llms",
+    "robots",
+    "sitemap",
+    "openapi",
+    "style",
+    "favicon",
+    "well-known",
+];
 pub const API_COMPANY: &str = "/api/company";
 pub const API_HEALTH: &str = "/api/health";
 pub const OPENAPI: &str = "/openapi.json";

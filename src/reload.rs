@@ -55,12 +55,12 @@ fn is_noise(path: &Path) -> bool {
         .is_some_and(|name| name.starts_with('.') || name.ends_with('~') || name == "4913")
 }
 
-fn relevant(event: &Event, target: &Path) -> bool {
+fn relevant(event: &Event, targets: &[PathBuf]) -> bool {
     !matches!(event.kind, EventKind::Access(_))
         && event
             .paths
             .iter()
-            .any(|path| path.starts_with(target) && !is_noise(path))
+            .any(|path| targets.iter().any(|target| path.starts_with(target)) && !is_noise(path))
 }
 
 /// Starts watching the app's source directory. The thread ends when the process does.
@@ -78,6 +78,16 @@ pub fn watch(app: Arc<App>) -> Result<JoinHandle<()>, WatchError> {
     watcher
         .watch(&target, RecursiveMode::Recursive)
         .map_err(|e| WatchError(format!("{}: {e}", target.display())))?;
+    let mut targets = vec![target.clone()];
+    // User templates are part of the site: editing one recompiles like editing content.
+    if let Some(templates) = &app.config.templates {
+        let templates = std::path::absolute(templates).map_err(|e| WatchError(e.to_string()))?;
+        watcher
+            .watch(&templates, RecursiveMode::Recursive)
+            .map_err(|e| WatchError(format!("{}: {e}", templates.display())))?;
+        tracing::info!(dir = %templates.display(), "watching templates");
+        targets.push(templates);
+    }
     tracing::info!(dir = %target.display(), "watching for changes");
     let thread = std::thread::Builder::new()
         .name("dossier-reload".into())
@@ -86,7 +96,7 @@ pub fn watch(app: Arc<App>) -> Result<JoinHandle<()>, WatchError> {
             loop {
                 // Wait for the first relevant event of a batch.
                 match events.recv() {
-                    Ok(Ok(event)) if relevant(&event, &target) => {}
+                    Ok(Ok(event)) if relevant(&event, &targets) => {}
                     Ok(Ok(_)) => continue,
                     Ok(Err(error)) => {
                         tracing::warn!(%error, "file watcher error");

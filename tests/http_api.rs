@@ -444,7 +444,7 @@ async fn protected_resource_metadata_documents() {
         .get("/.well-known/oauth-protected-resource", &[])
         .await;
     assert_eq!(root.header("content-type"), "application/json");
-    assert_eq!(root.header("cache-control"), "public, max-age=300");
+    assert_eq!(root.header("cache-control"), "public, max-age=60");
     let root = root.json();
     assert_eq!(root["resource"], format!("{base}/"));
     assert_eq!(root["authorization_servers"], serde_json::json!([base]));
@@ -722,7 +722,7 @@ async fn auth_md_is_markdown_for_agents() {
 }
 
 #[tokio::test]
-async fn index_links_to_the_catalog_and_the_openapi_description() {
+async fn index_links_to_the_catalog_the_openapi_description_and_the_docs() {
     let server = TestServer::start().await;
     let base = &server.base;
     for method in [Method::GET, Method::HEAD] {
@@ -739,10 +739,16 @@ async fn index_links_to_the_catalog_and_the_openapi_description() {
             link.contains(&format!("<{base}/openapi.json>; rel=\"service-desc\"")),
             "{link}"
         );
+        assert!(
+            link.contains(&format!(
+                "<{base}/docs>; rel=\"service-doc\"; type=\"text/html\""
+            )),
+            "{link}"
+        );
     }
-    let index = server.get("/", &[]).await.json();
-    assert_eq!(index["name"], "Cobalt Ridge Instruments");
-    assert_eq!(index["links"]["company"], format!("{base}/api/company"));
+    let index = server.get("/", &[]).await;
+    assert_eq!(index.header("content-type"), "text/html; charset=utf-8");
+    assert!(index.text().contains("<h1>Cobalt Ridge Instruments</h1>"));
     server.stop().await;
 }
 

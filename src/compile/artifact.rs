@@ -67,25 +67,33 @@ pub fn strong_etag(body: &[u8]) -> HeaderValue {
 }
 
 /// How long clients and shared caches may reuse an artifact without asking again.
+///
+/// Every compiled document shares one policy: short, because any edit is live within
+/// moments, and revalidation is cheap (strong ETags, 304). One value also keeps CDN header
+/// rules simple: a `/*` rule can carry it without ever combining with another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CachePolicy {
-    /// Content that can change with any edit: short, so edits show up quickly.
+    /// Compiled documents.
     Content,
-    /// Discovery documents and keys: change only with configuration.
-    Discovery,
     /// Liveness: always revalidate.
     Live,
 }
 
+pub const CONTENT_CACHE_CONTROL: &str = "public, max-age=60";
+
 impl CachePolicy {
     pub fn header(self) -> HeaderValue {
         HeaderValue::from_static(match self {
-            CachePolicy::Content => "public, max-age=60",
-            CachePolicy::Discovery => "public, max-age=300",
+            CachePolicy::Content => CONTENT_CACHE_CONTROL,
             CachePolicy::Live => "no-cache",
         })
     }
 }
+
+/// `Vary` for artifacts that differ only by encoding.
+pub const VARY_ENCODING: &str = "Accept-Encoding";
+/// `Vary` for pages that also come as Markdown under `Accept: text/markdown`.
+pub const VARY_ACCEPT: &str = "Accept, Accept-Encoding";
 
 /// A finished response for one path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +106,9 @@ pub struct Artifact {
     pub encoded: BTreeMap<Encoding, Representation>,
     /// Extra response headers, e.g. `Link`.
     pub headers: Vec<(HeaderName, HeaderValue)>,
+    pub vary: HeaderValue,
+    /// The path of the same page as Markdown, served instead for `Accept: text/markdown`.
+    pub markdown: Option<String>,
 }
 
 /// Bodies smaller than this are not worth compressing: the headers dominate.
@@ -164,7 +175,21 @@ impl Artifact {
             identity: Representation::new(body),
             encoded: BTreeMap::new(),
             headers: Vec::new(),
+            vary: HeaderValue::from_static(VARY_ENCODING),
+            markdown: None,
         }
+    }
+
+    /// Marks this page as having a Markdown twin at `path` (and the twin as negotiated).
+    pub fn with_markdown(mut self, path: impl Into<String>) -> Self {
+        self.markdown = Some(path.into());
+        self.vary = HeaderValue::from_static(VARY_ACCEPT);
+        self
+    }
+
+    pub fn negotiated(mut self) -> Self {
+        self.vary = HeaderValue::from_static(VARY_ACCEPT);
+        self
     }
 
     /// Adds the precompressed variants. When `previous` (the same path in the version being

@@ -5,8 +5,10 @@
 //! Anything that does not depend on the request is decided here, once per content revision.
 
 pub mod artifact;
+pub mod cdn;
 mod documents;
 pub mod output;
+pub mod templates;
 
 use std::fmt;
 
@@ -53,14 +55,21 @@ impl CompileError {
 
 /// Compiles every public artifact.
 pub fn compile(input: &CompileInput<'_>) -> Result<ArtifactSet, CompileError> {
+    let templates = templates::Templates::load(input.config.templates.as_deref())?;
+    let openapi = documents::openapi::describe(input);
+    let auth_md = documents::auth_md::auth_md(input, &templates)?;
+    let auth_text = String::from_utf8_lossy(&auth_md.identity.body).into_owned();
     let mut artifacts = vec![
         documents::company::api_company(input)?,
-        documents::index::index(input)?,
         documents::catalog::api_catalog(input)?,
-        documents::openapi::openapi(input)?,
-        documents::auth_md::auth_md(input)?,
+        documents::openapi::openapi(&openapi)?,
     ];
     artifacts.extend(documents::discovery::discovery(input)?);
+    artifacts.extend(documents::pages::all(
+        input, &templates, &openapi, &auth_text,
+    )?);
+    artifacts.extend(documents::agents::all(input, &auth_md.identity.body)?);
+    artifacts.push(auth_md);
     let previous = input.previous;
     let finished = artifacts
         .into_iter()

@@ -43,6 +43,10 @@ pub struct ManifestEntry {
     pub encodings: BTreeMap<String, EncodedFile>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
+    pub vary: String,
+    /// The path of this page's Markdown twin, for `Accept: text/markdown`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub markdown: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -87,10 +91,15 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> OutputError + '_ {
 /// Where an artifact lives inside `build/`. A path that is also the parent of another
 /// path (`/` for everything, `/.well-known/oauth-protected-resource` for its `/mcp`
 /// sibling) cannot be a file, so it becomes `index.<ext>` inside that directory.
+///
+/// HTML pages are stored as `<path>.html`: every static host serves `/about` from
+/// `about.html` with the right type, so pages need no per-path header rules however many
+/// there are.
 fn file_for(path: &str, directories: &HashSet<&str>, content_type: &str) -> String {
     let relative = path.trim_start_matches('/');
+    let essence = content_type.split(';').next().unwrap_or_default().trim();
     if relative.is_empty() || directories.contains(path) {
-        let extension = match content_type.split(';').next().unwrap_or_default().trim() {
+        let extension = match essence {
             "text/markdown" => "md",
             "text/html" => "html",
             "text/plain" => "txt",
@@ -101,6 +110,8 @@ fn file_for(path: &str, directories: &HashSet<&str>, content_type: &str) -> Stri
         } else {
             format!("{relative}/index.{extension}")
         }
+    } else if essence == "text/html" && !relative.ends_with(".html") {
+        format!("{relative}.html")
     } else {
         relative.to_string()
     }
@@ -160,6 +171,8 @@ pub fn manifest_of(set: &ArtifactSet, base_url: &BaseUrl) -> Manifest {
                     cache_control: header_text(&artifact.cache_control),
                     encodings,
                     headers,
+                    vary: header_text(&artifact.vary),
+                    markdown: artifact.markdown.clone(),
                 },
             )
         })
@@ -177,8 +190,14 @@ fn header_text(value: &HeaderValue) -> String {
     String::from_utf8_lossy(value.as_bytes()).into_owned()
 }
 
-/// Writes `set` to `out` atomically.
-pub fn write_build(set: &ArtifactSet, base_url: &BaseUrl, out: &Path) -> Result<(), OutputError> {
+/// Writes `set` to `out` atomically, with the CDN files (`_headers`, `_redirects`,
+/// `_routes.json`, `_worker.js`); `origin` is where the dynamic core runs behind a CDN.
+pub fn write_build(
+    set: &ArtifactSet,
+    base_url: &BaseUrl,
+    origin: Option<&BaseUrl>,
+    out: &Path,
+) -> Result<(), OutputError> {
     let parent = match out.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
         _ => PathBuf::from("."),
@@ -192,15 +211,41 @@ pub fn write_build(set: &ArtifactSet, base_url: &BaseUrl, out: &Path) -> Result<
     if staging.exists() {
         fs::remove_dir_all(&staging).map_err(io_error(&staging))?;
     }
-    let result = write_tree(set, base_url, &staging).and_then(|()| swap_into_place(&staging, out));
+    let result =
+        write_tree(set, base_url, origin, &staging).and_then(|()| swap_into_place(&staging, out));
     if result.is_err() {
         let _ = fs::remove_dir_all(&staging);
     }
     result
 }
 
-fn write_tree(set: &ArtifactSet, base_url: &BaseUrl, dir: &Path) -> Result<(), OutputError> {
+fn write_tree(
+    set: &ArtifactSet,
+    base_url: &BaseUrl,
+    origin: Option<&BaseUrl>,
+    dir: &Path,
+) -> Result<(), OutputError> {
     let manifest = manifest_of(set, base_url);
+    write_file(
+        dir,
+        "_headers",
+        super::cdn::headers_file(&manifest).as_bytes(),
+    )?;
+    write_file(
+        dir,
+        "_redirects",
+        super::cdn::redirects_file(&manifest, origin).as_bytes(),
+    )?;
+    write_file(
+        dir,
+        "_routes.json",
+        super::cdn::routes_file(&manifest).as_bytes(),
+    )?;
+    write_file(
+        dir,
+        "_worker.js",
+        super::cdn::worker_file(&manifest, origin).as_bytes(),
+    )?;
     for artifact in set.sorted() {
         let entry = &manifest.artifacts[&artifact.path];
         write_file(dir, &entry.file, &artifact.identity.body)?;
@@ -301,6 +346,8 @@ pub fn read_build(dir: &Path) -> Result<(ArtifactSet, BaseUrl), OutputError> {
             identity,
             encoded,
             headers,
+            vary: header(&entry.vary)?,
+            markdown: entry.markdown.clone(),
         });
     }
     let set = ArtifactSet::new(artifacts);

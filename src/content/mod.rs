@@ -95,6 +95,15 @@ pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
             continue;
         };
         let mut problems = Problems::default();
+        if crate::paths::RESERVED_SLUGS.contains(&page.slug.as_str()) {
+            problems.add(
+                "slug",
+                format!(
+                    "`{}` is reserved for the site's own paths; choose another slug",
+                    page.slug
+                ),
+            );
+        }
         if let Some(first) = page_files.get(&page.slug) {
             problems.add(
                 "slug",

@@ -40,6 +40,8 @@ pub struct App {
     pub clock: Arc<dyn Clock>,
     pub source: Source,
     pub origins: OriginPolicy,
+    /// Serve only the dynamic core (`serve --dynamic-only`).
+    pub dynamic_only: bool,
     started_at: SystemTime,
     live: ArcSwap<Live>,
 }
@@ -61,6 +63,7 @@ impl App {
             clock,
             source,
             origins,
+            dynamic_only: false,
             started_at,
             live: ArcSwap::from_pointee(live),
         }

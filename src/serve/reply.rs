@@ -16,10 +16,9 @@ pub const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
 pub const PRAGMA: HeaderName = HeaderName::from_static("pragma");
 pub const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
 
-/// Headers a browser-based client may read from our responses.
-const EXPOSED: HeaderValue = HeaderValue::from_static(
-    "ETag, Link, WWW-Authenticate, Retry-After, Content-Length, MCP-Protocol-Version, Mcp-Session-Id",
-);
+/// Headers a browser-based client may read from our responses: the same list the CDN
+/// `_headers` file declares.
+const EXPOSED: HeaderValue = HeaderValue::from_static(crate::compile::cdn::COMMON_HEADERS[1].1);
 
 /// `{"error": "...", "error_description": "..."}`: the error body on every surface but
 /// JSON-RPC.

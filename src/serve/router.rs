@@ -75,6 +75,39 @@ fn bearer_metadata(path: &str) -> Option<&'static str> {
 /// Largest MCP request body.
 const MAX_MCP_BODY_BYTES: usize = 1024 * 1024;
 
+/// With `--dynamic-only`, the compiled documents come from a CDN; the core keeps only the
+/// paths whose answers depend on the request (tokens are checked on `/api/*`).
+fn serves_when_dynamic_only(path: &str) -> bool {
+    path == paths::API_COMPANY
+}
+
+/// True when `Accept` asks for `text/markdown` at least as much as for `text/html`.
+fn wants_markdown(headers: &HeaderMap) -> bool {
+    let mut markdown: Option<f32> = None;
+    let mut html: Option<f32> = None;
+    for value in headers.get_all(ACCEPT) {
+        let Ok(text) = value.to_str() else { continue };
+        for item in text.split(',') {
+            let mut parts = item.split(';');
+            let range = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+            let q = parts
+                .filter_map(|p| {
+                    p.trim()
+                        .strip_prefix("q=")
+                        .and_then(|q| q.trim().parse::<f32>().ok())
+                })
+                .next()
+                .unwrap_or(1.0);
+            match range.as_str() {
+                "text/markdown" => markdown = Some(q),
+                "text/html" => html = Some(q),
+                _ => {}
+            }
+        }
+    }
+    matches!(markdown, Some(q) if q > 0.0 && q >= html.unwrap_or(0.0))
+}
+
 fn dynamic_endpoint(path: &str) -> Option<Endpoint> {
     Some(match path {
         paths::API_HEALTH => Endpoint::Health,
@@ -102,7 +135,17 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
         // sees two versions: static answers are produced entirely inside this block.
         let live = app.live();
         let path = request.uri().path();
-        let artifact = live.artifacts.get(path);
+        let mut artifact = live.artifacts.get(path);
+        if app.dynamic_only && !serves_when_dynamic_only(path) {
+            artifact = None;
+        }
+        // A page asked for as Markdown is answered by its Markdown twin.
+        if let Some(twin) = artifact
+            .and_then(|a| a.markdown.as_deref())
+            .filter(|_| wants_markdown(request.headers()))
+        {
+            artifact = live.artifacts.get(twin).or(artifact);
+        }
         let endpoint = match artifact {
             Some(_) => Endpoint::Artifact,
             None => match dynamic_endpoint(path) {

@@ -12,8 +12,6 @@ use super::negotiate::{choose_encoding, none_match};
 use super::reply::Body;
 use crate::compile::Artifact;
 
-const VARY_ACCEPT_ENCODING: HeaderValue = HeaderValue::from_static("Accept-Encoding");
-
 /// The response for `artifact` given the request headers. HEAD gets the same response;
 /// hyper sends its headers (with the body's `Content-Length`) and drops the body.
 pub fn respond(artifact: &Artifact, request: &HeaderMap) -> Response<Body> {
@@ -41,7 +39,7 @@ pub fn respond(artifact: &Artifact, request: &HeaderMap) -> Response<Body> {
     let headers = response.headers_mut();
     headers.insert(ETAG, representation.etag.clone());
     headers.insert(CACHE_CONTROL, artifact.cache_control.clone());
-    headers.insert(VARY, VARY_ACCEPT_ENCODING);
+    headers.insert(VARY, artifact.vary.clone());
     for (name, value) in &artifact.headers {
         headers.append(name.clone(), value.clone());
     }

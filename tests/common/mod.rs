@@ -174,6 +174,7 @@ impl TestServer {
         let config = SiteConfig {
             base_url,
             auth: AuthPolicy::default(),
+            templates: None,
         };
         let version = live::prepare(&source, &config, keys.identity.jwk(), None).unwrap();
         // Whole seconds, like the timestamps in tokens, so lifetimes come out exact.

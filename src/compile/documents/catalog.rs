@@ -59,7 +59,7 @@ pub fn api_catalog(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
     Ok(Artifact::json(
         paths::API_CATALOG,
         LINKSET_CONTENT_TYPE,
-        CachePolicy::Discovery,
+        CachePolicy::Content,
         &catalog,
     )
     .map_err(|e| CompileError::new("api-catalog", e))?

@@ -111,28 +111,28 @@ pub fn discovery(input: &CompileInput<'_>) -> Result<Vec<Artifact>, CompileError
         Artifact::json(
             paths::PROTECTED_RESOURCE,
             JSON,
-            CachePolicy::Discovery,
+            CachePolicy::Content,
             &api_metadata,
         )
         .map_err(error("protected resource metadata"))?,
         Artifact::json(
             paths::PROTECTED_RESOURCE_MCP,
             JSON,
-            CachePolicy::Discovery,
+            CachePolicy::Content,
             &mcp_metadata,
         )
         .map_err(error("MCP protected resource metadata"))?,
         Artifact::json(
             paths::AUTHORIZATION_SERVER,
             JSON,
-            CachePolicy::Discovery,
+            CachePolicy::Content,
             &server_metadata,
         )
         .map_err(error("authorization server metadata"))?,
         Artifact::json(
             paths::JWKS,
             JSON,
-            CachePolicy::Discovery,
+            CachePolicy::Content,
             &JsonWebKeySet { keys: [input.jwk] },
         )
         .map_err(error("JWKS"))?,

@@ -1,11 +1,12 @@
 //! One file per document family. Each renders from the site model and configuration only.
 
+pub mod agents;
 pub mod auth_md;
 pub mod catalog;
 pub mod company;
 pub mod discovery;
-pub mod index;
 pub mod openapi;
+pub mod pages;
 
 /// `application/json` for every plain JSON document.
 pub const JSON: &str = "application/json";

@@ -9,9 +9,8 @@ use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
 use crate::content::schema::model_schemas;
 use crate::paths;
 
-pub fn openapi(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
-    let document = describe(input);
-    Artifact::json(paths::OPENAPI, JSON, CachePolicy::Content, &document)
+pub fn openapi(document: &Value) -> Result<Artifact, CompileError> {
+    Artifact::json(paths::OPENAPI, JSON, CachePolicy::Content, document)
         .map_err(|e| CompileError::new("/openapi.json", e))
 }
 
@@ -53,7 +52,8 @@ fn document_get(operation_id: &str, summary: &str, ok: Value, tag: &str) -> Valu
     })
 }
 
-fn describe(input: &CompileInput<'_>) -> Value {
+/// The OpenAPI document, as a value: `/openapi.json` serializes it and `/docs` renders it.
+pub fn describe(input: &CompileInput<'_>) -> Value {
     let base = &input.config.base_url;
     let company = &input.site.company;
     let scopes: serde_json::Map<String, Value> = input

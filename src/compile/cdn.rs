@@ -1,0 +1,200 @@
+//! Files that let `build/` be uploaded unchanged to a static host, with the dynamic core
+//! running elsewhere:
+//!
+//! - `_headers` (Netlify, Cloudflare Pages): one `/*` rule for what every response carries
+//!   (CORS, `nosniff`, `Cache-Control`), `/*.md` for Markdown, and exact rules only where a
+//!   host cannot infer the type from the file name or a document has extra headers (`Link`).
+//!   So the rule count stays small however many pages there are.
+//! - `_redirects`: a same-site rewrite for the protected-resource document (a file cannot
+//!   also be the directory holding `…/mcp`), and with `--origin-url` proxy rules sending
+//!   `/agent/*`, `/oauth2/*`, `/api/*` and `/mcp` to the dynamic core (Netlify syntax).
+//! - `_routes.json` and `_worker.js` (Cloudflare Pages, whose `_redirects` cannot proxy to
+//!   another host): only the dynamic paths and the rewrite run the worker.
+//!
+//! All of it is generated from the manifest, like the server's own responses.
+
+use super::output::Manifest;
+use crate::config::BaseUrl;
+use crate::paths;
+
+/// Cloudflare Pages limits (Netlify's are looser).
+pub const MAX_HEADER_RULES: usize = 100;
+pub const MAX_LINE_CHARS: usize = 2000;
+pub const MAX_STATIC_REDIRECTS: usize = 2000;
+pub const MAX_DYNAMIC_REDIRECTS: usize = 100;
+
+/// Headers every response carries; the server adds the same ones in `serve::reply::finish`.
+pub const COMMON_HEADERS: [(&str, &str); 3] = [
+    ("Access-Control-Allow-Origin", "*"),
+    (
+        "Access-Control-Expose-Headers",
+        "ETag, Link, WWW-Authenticate, Retry-After, Content-Length, MCP-Protocol-Version, Mcp-Session-Id",
+    ),
+    ("X-Content-Type-Options", "nosniff"),
+];
+
+/// Path prefixes served by the dynamic core behind a CDN.
+pub const DYNAMIC_PREFIXES: [&str; 3] = ["/agent/", "/oauth2/", "/api/"];
+
+const MARKDOWN_TYPE: &str = "text/markdown; charset=utf-8";
+
+/// The type a static host gives a file by its name, or `None` when it cannot tell.
+fn inferred_type(file: &str) -> Option<&'static str> {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    let extension = name.rsplit_once('.').map(|(_, ext)| ext)?;
+    Some(match extension {
+        "html" => "text/html; charset=utf-8",
+        "json" => "application/json",
+        "css" => "text/css; charset=utf-8",
+        "txt" => "text/plain; charset=utf-8",
+        "xml" => "application/xml",
+        "md" => MARKDOWN_TYPE,
+        _ => return None,
+    })
+}
+
+pub fn headers_file(manifest: &Manifest) -> String {
+    let mut out = String::from("/*\n");
+    for (name, value) in COMMON_HEADERS {
+        out.push_str(&format!("  {name}: {value}\n"));
+    }
+    out.push_str(&format!(
+        "  Cache-Control: {}\n",
+        super::artifact::CONTENT_CACHE_CONTROL
+    ));
+    out.push_str(&format!("/*.md\n  Content-Type: {MARKDOWN_TYPE}\n"));
+    for (path, entry) in &manifest.artifacts {
+        let type_needed = inferred_type(&entry.file) != Some(entry.content_type.as_str());
+        if !type_needed && entry.headers.is_empty() {
+            continue;
+        }
+        out.push_str(path);
+        out.push('\n');
+        if type_needed {
+            out.push_str(&format!("  Content-Type: {}\n", entry.content_type));
+        }
+        for (name, value) in &entry.headers {
+            out.push_str(&format!("  {}: {value}\n", canonical(name)));
+        }
+    }
+    out
+}
+
+/// Whether a static host would not find `file` when asked for `path`: `/about` finds
+/// `about.html` and `/` finds `index.html` by themselves; anything else needs a rewrite.
+fn stored_elsewhere(path: &str, file: &str) -> bool {
+    let file_path = format!("/{file}");
+    !(file_path == path
+        || file_path == format!("{path}.html")
+        || (path == "/" && file == "index.html"))
+}
+
+/// `link` -> `Link`, `x-foo-bar` -> `X-Foo-Bar`.
+fn canonical(name: &str) -> String {
+    name.split('-')
+        .map(|part| {
+            let mut chars = part.chars();
+            chars
+                .next()
+                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+/// Rewrites for paths whose file lives elsewhere (`…/index.json`), plus proxies.
+pub fn redirects_file(manifest: &Manifest, origin: Option<&BaseUrl>) -> String {
+    let mut out =
+        String::from("# Same-site rewrites: these documents are stored under another file name.\n");
+    for (path, entry) in &manifest.artifacts {
+        if stored_elsewhere(path, &entry.file) {
+            out.push_str(&format!("{path}  /{}  200\n", entry.file));
+        }
+    }
+    match origin {
+        Some(origin) => {
+            out.push_str(
+                "# The dynamic core (Netlify proxies; on Cloudflare Pages _worker.js does this).\n",
+            );
+            for prefix in DYNAMIC_PREFIXES {
+                out.push_str(&format!(
+                    "{prefix}*  {}{prefix}:splat  200!\n",
+                    origin.as_str()
+                ));
+            }
+            out.push_str(&format!(
+                "{}  {}{}  200!\n",
+                paths::MCP,
+                origin.as_str(),
+                paths::MCP
+            ));
+        }
+        None => out.push_str("# No --origin-url was given: the dynamic core is not proxied.\n"),
+    }
+    out
+}
+
+pub fn routes_file(manifest: &Manifest) -> String {
+    let mut include: Vec<String> = DYNAMIC_PREFIXES.iter().map(|p| format!("{p}*")).collect();
+    include.push(paths::MCP.to_string());
+    for (path, entry) in &manifest.artifacts {
+        if stored_elsewhere(path, &entry.file) {
+            include.push(path.clone());
+        }
+    }
+    serde_json::to_string_pretty(&serde_json::json!({
+        "version": 1,
+        "include": include,
+        "exclude": [],
+    }))
+    .unwrap_or_default()
+        + "\n"
+}
+
+pub fn worker_file(manifest: &Manifest, origin: Option<&BaseUrl>) -> String {
+    let rewrites: Vec<(String, String)> = manifest
+        .artifacts
+        .iter()
+        .filter(|(path, entry)| stored_elsewhere(path, &entry.file))
+        .map(|(path, entry)| (path.clone(), format!("/{}", entry.file)))
+        .collect();
+    let rewrites_js = serde_json::to_string(
+        &rewrites
+            .into_iter()
+            .collect::<std::collections::BTreeMap<_, _>>(),
+    )
+    .unwrap_or_else(|_| "{}".into());
+    let origin_js =
+        serde_json::to_string(&origin.map(BaseUrl::as_str)).unwrap_or_else(|_| "null".into());
+    let prefixes_js = serde_json::to_string(&DYNAMIC_PREFIXES).unwrap_or_default();
+    format!(
+        r#"// Generated by `dossier build` for Cloudflare Pages (advanced mode). _routes.json sends
+// only the paths below here; everything else is a static asset with the _headers rules.
+const ORIGIN = {origin_js}; // the dynamic core; the DOSSIER_ORIGIN variable overrides it
+const DYNAMIC_PREFIXES = {prefixes_js};
+const REWRITES = {rewrites_js};
+
+export default {{
+  async fetch(request, env) {{
+    const url = new URL(request.url);
+    if (url.pathname === "/mcp" || DYNAMIC_PREFIXES.some((prefix) => url.pathname.startsWith(prefix))) {{
+      const origin = (env && env.DOSSIER_ORIGIN) || ORIGIN;
+      if (!origin) {{
+        return new Response(JSON.stringify({{ error: "not_configured", error_description: "the dynamic core's origin is not configured" }}), {{
+          status: 503,
+          headers: {{ "Content-Type": "application/json", "Access-Control-Allow-Origin": "*" }},
+        }});
+      }}
+      return fetch(new Request(origin + url.pathname + url.search, request));
+    }}
+    const file = REWRITES[url.pathname];
+    if (file) {{
+      return env.ASSETS.fetch(new Request(new URL(file, url), request));
+    }}
+    return env.ASSETS.fetch(request);
+  }},
+}};
+"#
+    )
+}

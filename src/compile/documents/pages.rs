@@ -1,0 +1,424 @@
+//! The site people read: HTML pages rendered from templates, each with a Markdown twin for
+//! agents (`Accept: text/markdown`, or the `.md` path directly).
+//!
+//! - `/` and `/index.md`: the company overview, with schema.org `Organization` JSON-LD;
+//! - `/divisions/<id>` and `.md`: one per division;
+//! - `/<slug>` and `/<slug>.md`: one per content page;
+//! - `/docs` and `/docs.md`: the API for humans, generated from the OpenAPI description and
+//!   `auth.md`, so it cannot drift from either;
+//! - `/style.css`.
+
+use hyper::header::{HeaderValue, LINK};
+use minijinja::context;
+use pulldown_cmark::{html, Event, Options, Parser};
+use serde_json::{json, Value};
+
+use super::auth_md::MARKDOWN;
+use crate::compile::templates::Templates;
+use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
+use crate::content::{Contact, Division, Page};
+use crate::paths;
+
+pub const HTML: &str = "text/html; charset=utf-8";
+pub const CSS: &str = "text/css; charset=utf-8";
+
+/// CommonMark to HTML. Raw HTML in the source is shown as text, never passed through.
+pub fn markdown_to_html(markdown: &str) -> String {
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
+    let events = Parser::new_ext(markdown, options).map(|event| match event {
+        Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
+        other => other,
+    });
+    let mut out = String::new();
+    html::push_html(&mut out, events);
+    out
+}
+
+fn page_html(
+    input: &CompileInput<'_>,
+    templates: &Templates,
+    path: &str,
+    markdown_path: &str,
+    template: &'static str,
+    extra: minijinja::Value,
+) -> Result<Artifact, CompileError> {
+    let site = input.site;
+    let context = context! {
+        company => &site.company,
+        divisions => &site.divisions,
+        pages => &site.pages,
+        base => input.config.base_url.as_str(),
+        markdown_url => markdown_path,
+        ..extra
+    };
+    let html = templates.render(template, context)?;
+    Ok(
+        Artifact::new(path.to_string(), HTML, CachePolicy::Content, html)
+            .with_markdown(markdown_path),
+    )
+}
+
+fn markdown(path: String, text: String) -> Artifact {
+    Artifact::new(path, MARKDOWN, CachePolicy::Content, text).negotiated()
+}
+
+fn contact_lines(contact: &Contact) -> String {
+    let mut lines = String::new();
+    if let Some(email) = &contact.email {
+        lines.push_str(&format!("- Email: {email}\n"));
+    }
+    if let Some(phone) = &contact.phone {
+        lines.push_str(&format!("- Phone: {phone}\n"));
+    }
+    if let Some(web) = &contact.web {
+        lines.push_str(&format!("- Web: {web}\n"));
+    }
+    if let Some(address) = &contact.address {
+        lines.push_str(&format!(
+            "- Address: {}, {} {}, {}\n",
+            address.street, address.postal_code, address.locality, address.country
+        ));
+    }
+    lines
+}
+
+/// schema.org `Organization`, for search engines and agents that read JSON-LD.
+fn json_ld(input: &CompileInput<'_>) -> String {
+    let company = &input.site.company;
+    let base = input.config.base_url.as_str();
+    let address = |a: &crate::content::model::Address| {
+        json!({
+            "@type": "PostalAddress",
+            "streetAddress": a.street,
+            "addressLocality": a.locality,
+            "addressRegion": a.region,
+            "postalCode": a.postal_code,
+            "addressCountry": a.country,
+        })
+    };
+    let departments: Vec<Value> = input
+        .site
+        .divisions
+        .iter()
+        .map(|division| {
+            json!({
+                "@type": "Organization",
+                "name": division.name,
+                "description": division.summary,
+                "url": format!("{base}/divisions/{}", division.id),
+                "email": division.contact.as_ref().and_then(|c| c.email.clone()),
+                "telephone": division.contact.as_ref().and_then(|c| c.phone.clone()),
+            })
+        })
+        .collect();
+    let value = json!({
+        "@context": "https://schema.org",
+        "@type": "Organization",
+        "name": company.name,
+        "legalName": company.legal_name,
+        "description": company.description,
+        "slogan": company.tagline,
+        "url": base,
+        "foundingDate": company.founded.year.to_string(),
+        "foundingLocation": company.founded.place,
+        "address": address(&company.headquarters),
+        "email": company.contact.email,
+        "telephone": company.contact.phone,
+        "numberOfEmployees": company.employees.map(|n| json!({"@type": "QuantitativeValue", "value": n})),
+        "sameAs": company.links.iter().map(|l| l.url.clone()).collect::<Vec<_>>(),
+        "identifier": company.identifiers.iter().map(|i| json!({"@type": "PropertyValue", "propertyID": i.scheme, "value": i.value})).collect::<Vec<_>>(),
+        "department": departments,
+    });
+    let text = serde_json::to_string(&strip_nulls(value)).unwrap_or_default();
+    // Inside <script>, only "</" can end the element early.
+    text.replace("</", "<\\/")
+}
+
+fn strip_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, strip_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(strip_nulls).collect()),
+        other => other,
+    }
+}
+
+fn index(input: &CompileInput<'_>, templates: &Templates) -> Result<Vec<Artifact>, CompileError> {
+    let site = input.site;
+    let base = &input.config.base_url;
+    let link = format!(
+        "<{}>; rel=\"api-catalog\", <{}>; rel=\"service-desc\"; type=\"application/json\", <{}>; rel=\"service-doc\"; type=\"text/html\", <{}>; rel=\"alternate\"; type=\"text/markdown\"",
+        base.join(paths::API_CATALOG),
+        base.join(paths::OPENAPI),
+        base.join(paths::DOCS),
+        base.join(paths::INDEX_MD),
+    );
+    let link = HeaderValue::from_str(&link).map_err(|e| CompileError::new("/", e))?;
+    let html = page_html(
+        input,
+        templates,
+        paths::INDEX,
+        paths::INDEX_MD,
+        "index.html",
+        context! { json_ld => json_ld(input) },
+    )?
+    .with_header(LINK, link);
+
+    let company = &site.company;
+    let mut md = format!("# {}\n\n", company.name);
+    if let Some(tagline) = &company.tagline {
+        md.push_str(&format!("> {tagline}\n\n"));
+    }
+    md.push_str(&format!("{}\n\n", company.description));
+    md.push_str(&format!(
+        "- Founded: {}{}\n- Headquarters: {}, {}\n",
+        company.founded.year,
+        company
+            .founded
+            .place
+            .as_ref()
+            .map(|p| format!(" in {p}"))
+            .unwrap_or_default(),
+        company.headquarters.locality,
+        company.headquarters.country
+    ));
+    if let Some(employees) = company.employees {
+        md.push_str(&format!("- Employees: {employees}\n"));
+    }
+    md.push_str("\n## Divisions\n\n");
+    for division in &site.divisions {
+        md.push_str(&format!(
+            "- [{}]({}): {}\n",
+            division.name,
+            base.join(&format!("/divisions/{}.md", division.id)),
+            division.summary
+        ));
+    }
+    md.push_str("\n## Pages\n\n");
+    for page in &site.pages {
+        md.push_str(&format!(
+            "- [{}]({}): {}\n",
+            page.title,
+            base.join(&format!("/{}.md", page.slug)),
+            page.summary
+        ));
+    }
+    md.push_str(&format!(
+        "\n## Contact\n\n{}",
+        contact_lines(&company.contact)
+    ));
+    md.push_str(&format!(
+        "\n## For agents\n\n- [API and agents]({}): endpoints, MCP and authentication\n- [OpenAPI description]({})\n- [auth.md]({})\n- MCP endpoint: {}\n",
+        base.join(paths::DOCS_MD),
+        base.join(paths::OPENAPI),
+        base.join(paths::AUTH_MD),
+        base.join(paths::MCP)
+    ));
+    Ok(vec![html, markdown(paths::INDEX_MD.into(), md)])
+}
+
+fn division(
+    input: &CompileInput<'_>,
+    templates: &Templates,
+    division: &Division,
+) -> Result<Vec<Artifact>, CompileError> {
+    let base = &input.config.base_url;
+    let pages: Vec<&Page> = input
+        .site
+        .pages
+        .iter()
+        .filter(|page| page.division.as_deref() == Some(division.id.as_str()))
+        .collect();
+    let path = format!("/divisions/{}", division.id);
+    let md_path = format!("{path}.md");
+    let html = page_html(
+        input,
+        templates,
+        &path,
+        &md_path,
+        "division.html",
+        context! { division => division, pages => &pages },
+    )?;
+    let mut md = format!(
+        "# {}\n\n{}\n\n{}\n\n",
+        division.name, division.summary, division.description
+    );
+    if let Some(lead) = &division.lead {
+        md.push_str(&format!("- Led by: {}, {}\n", lead.name, lead.title));
+    }
+    if let Some(year) = division.established {
+        md.push_str(&format!("- Established: {year}\n"));
+    }
+    if !division.locations.is_empty() {
+        md.push_str(&format!("- Locations: {}\n", division.locations.join(", ")));
+    }
+    if let Some(contact) = &division.contact {
+        md.push_str(&format!("\n## Contact\n\n{}", contact_lines(contact)));
+    }
+    if !pages.is_empty() {
+        md.push_str("\n## Pages\n\n");
+        for page in &pages {
+            md.push_str(&format!(
+                "- [{}]({}): {}\n",
+                page.title,
+                base.join(&format!("/{}.md", page.slug)),
+                page.summary
+            ));
+        }
+    }
+    Ok(vec![html, markdown(md_path, md)])
+}
+
+fn page(
+    input: &CompileInput<'_>,
+    templates: &Templates,
+    page: &Page,
+) -> Result<Vec<Artifact>, CompileError> {
+    let division = page
+        .division
+        .as_ref()
+        .and_then(|id| input.site.divisions.iter().find(|d| &d.id == id));
+    // Pages usually start with their own H1; add one when they do not.
+    let body = if page.body_markdown.trim_start().starts_with("# ") {
+        page.body_markdown.clone()
+    } else {
+        format!("# {}\n\n{}", page.title, page.body_markdown)
+    };
+    let path = format!("/{}", page.slug);
+    let md_path = format!("{path}.md");
+    let html = page_html(
+        input,
+        templates,
+        &path,
+        &md_path,
+        "page.html",
+        context! { page => page, division => division, body_html => markdown_to_html(&body) },
+    )?;
+    let mut md = body;
+    if !md.ends_with('\n') {
+        md.push('\n');
+    }
+    if let Some(contact) = &page.contact {
+        md.push_str(&format!("\n## Contact\n\n{}", contact_lines(contact)));
+    }
+    if let Some(updated) = &page.updated {
+        md.push_str(&format!("\n_Last updated {updated}._\n"));
+    }
+    Ok(vec![html, markdown(md_path, md)])
+}
+
+/// One row per documented operation, in the OpenAPI description's order.
+fn operations(openapi: &Value) -> Vec<Value> {
+    let mut rows = Vec::new();
+    if let Some(paths) = openapi["paths"].as_object() {
+        for (path, item) in paths {
+            for method in ["get", "post", "put", "delete"] {
+                if let Some(operation) = item.get(method) {
+                    rows.push(json!({
+                        "method": method.to_uppercase(),
+                        "path": path,
+                        "summary": operation["summary"],
+                        "description": operation.get("description"),
+                    }));
+                }
+            }
+        }
+    }
+    rows
+}
+
+fn docs(
+    input: &CompileInput<'_>,
+    templates: &Templates,
+    openapi: &Value,
+    auth_md: &str,
+) -> Result<Vec<Artifact>, CompileError> {
+    let operations = operations(openapi);
+    let tools = crate::mcp::tools::definitions(&input.site.company.name);
+    // auth.md starts with its own H1; inside /docs it becomes a section.
+    let auth_body = auth_md.split_once('\n').map_or(auth_md, |(_, rest)| rest);
+    let html = page_html(
+        input,
+        templates,
+        paths::DOCS,
+        paths::DOCS_MD,
+        "docs.html",
+        context! {
+            api => &openapi["info"].as_object().map(|info| json!({"description": info["description"], "openapi": openapi["openapi"]})),
+            operations => &operations,
+            tools => &tools,
+            auth_html => markdown_to_html(auth_body),
+        },
+    )?;
+    let base = input.config.base_url.as_str();
+    let mut md = format!(
+        "# API and agents\n\n{}\n\nMachine-readable: [OpenAPI]({base}/openapi.json), [API catalog]({base}/.well-known/api-catalog), [llms.txt]({base}/llms.txt). MCP: `POST {base}/mcp`.\n\n## Endpoints\n\n| Method | Path | What it does |\n|---|---|---|\n",
+        openapi["info"]["description"].as_str().unwrap_or_default()
+    );
+    for operation in &operations {
+        md.push_str(&format!(
+            "| {} | `{}` | {} |\n",
+            operation["method"].as_str().unwrap_or_default(),
+            operation["path"].as_str().unwrap_or_default(),
+            operation["summary"]
+                .as_str()
+                .unwrap_or_default()
+                .replace('|', "\\|")
+        ));
+    }
+    md.push_str("\n## MCP tools\n\n");
+    for tool in &tools {
+        md.push_str(&format!(
+            "- `{}`: {}\n",
+            tool["name"].as_str().unwrap_or_default(),
+            tool["description"].as_str().unwrap_or_default()
+        ));
+    }
+    md.push_str("\n## Authentication for agents\n");
+    md.push_str(auth_body);
+    Ok(vec![html, markdown(paths::DOCS_MD.into(), md)])
+}
+
+/// Every HTML page, its Markdown twin, and the stylesheet.
+pub fn all(
+    input: &CompileInput<'_>,
+    templates: &Templates,
+    openapi: &Value,
+    auth_md: &str,
+) -> Result<Vec<Artifact>, CompileError> {
+    let mut artifacts = index(input, templates)?;
+    for entry in &input.site.divisions {
+        artifacts.extend(division(input, templates, entry)?);
+    }
+    for entry in &input.site.pages {
+        artifacts.extend(page(input, templates, entry)?);
+    }
+    artifacts.extend(docs(input, templates, openapi, auth_md)?);
+    let css = templates.render("style.css", context! {})?;
+    artifacts.push(Artifact::new(paths::STYLE, CSS, CachePolicy::Content, css));
+    Ok(artifacts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_html_in_markdown_is_shown_as_text() {
+        let html = markdown_to_html("Hello <script>alert(1)</script> **world**\n\n<iframe src=x>");
+        assert!(
+            !html.contains("<script>") && !html.contains("<iframe"),
+            "{html}"
+        );
+        assert!(html.contains("&lt;script&gt;") && html.contains("<strong>world</strong>"));
+    }
+
+    #[test]
+    fn tables_render() {
+        assert!(markdown_to_html("| a | b |\n|---|---|\n| 1 | 2 |\n").contains("<table>"));
+    }
+}

@@ -1,0 +1,68 @@
+//! Templates: built-in defaults, each overridable by a file of the same name in the templates
+//! directory (`templates/` by default), so a company can restyle its pages and reword
+//! `auth.md` without touching code. Read on every compile, so template edits hot-reload too.
+
+use std::path::Path;
+
+use minijinja::Environment;
+
+use super::CompileError;
+
+/// Every template, with its built-in text.
+const DEFAULTS: [(&str, &str); 8] = [
+    ("auth.md", include_str!("../../templates/auth.md")),
+    ("base.html", include_str!("../../templates/base.html")),
+    ("contact.html", include_str!("../../templates/contact.html")),
+    ("index.html", include_str!("../../templates/index.html")),
+    (
+        "division.html",
+        include_str!("../../templates/division.html"),
+    ),
+    ("page.html", include_str!("../../templates/page.html")),
+    ("docs.html", include_str!("../../templates/docs.html")),
+    ("style.css", include_str!("../../templates/style.css")),
+];
+
+/// The loaded templates, ready to render.
+pub struct Templates {
+    environment: Environment<'static>,
+}
+
+impl Templates {
+    /// The defaults, with any file in `dir` taking the place of its namesake.
+    pub fn load(dir: Option<&Path>) -> Result<Templates, CompileError> {
+        let mut environment = Environment::new();
+        environment.set_keep_trailing_newline(true);
+        // HTML templates escape what they print; Markdown and CSS are written as is.
+        environment.set_auto_escape_callback(|name| {
+            if name.ends_with(".html") {
+                minijinja::AutoEscape::Html
+            } else {
+                minijinja::AutoEscape::None
+            }
+        });
+        for (name, default) in DEFAULTS {
+            let text = match dir.map(|dir| dir.join(name)) {
+                Some(path) if path.is_file() => std::fs::read_to_string(&path).map_err(|e| {
+                    CompileError::new("templates", format!("{}: {e}", path.display()))
+                })?,
+                _ => default.to_string(),
+            };
+            environment
+                .add_template_owned(name, text)
+                .map_err(|e| CompileError::new("templates", format!("{name}: {e}")))?;
+        }
+        Ok(Templates { environment })
+    }
+
+    pub fn render(
+        &self,
+        name: &'static str,
+        context: minijinja::Value,
+    ) -> Result<String, CompileError> {
+        self.environment
+            .get_template(name)
+            .and_then(|template| template.render(context))
+            .map_err(|e| CompileError::new(name, format!("{e:#}")))
+    }
+}
