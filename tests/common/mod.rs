@@ -167,6 +167,26 @@ impl TestServer {
         base: Option<BaseUrl>,
         limits: RateLimits,
     ) -> TestServer {
+        TestServer::start_configured(source, state, base, limits, |_| {}).await
+    }
+
+    /// A server that serves only the dynamic core (`serve --dynamic-only`).
+    pub async fn start_dynamic_only() -> TestServer {
+        let source = Source::Content(sample_content());
+        let state = tempfile::tempdir().unwrap();
+        TestServer::start_configured(source, state, None, RateLimits::default(), |app| {
+            app.dynamic_only = true
+        })
+        .await
+    }
+
+    pub async fn start_configured(
+        source: Source,
+        state: tempfile::TempDir,
+        base: Option<BaseUrl>,
+        limits: RateLimits,
+        configure: impl FnOnce(&mut App),
+    ) -> TestServer {
         let keys = Keys::load_or_create(state.path()).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -191,14 +211,16 @@ impl TestServer {
         )
         .unwrap();
         let origins = OriginPolicy::new(&config.base_url, &[], true);
-        let app = Arc::new(App::new(
+        let mut app = App::new(
             config,
             auth,
             clock.clone() as Arc<dyn Clock>,
             source,
             version,
             origins,
-        ));
+        );
+        configure(&mut app);
+        let app = Arc::new(app);
         let (shutdown, signal) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(serve::run(listener, app.clone(), async move {
             let _ = signal.await;

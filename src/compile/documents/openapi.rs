@@ -103,12 +103,97 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
     });
 
     let mut paths_object = serde_json::Map::new();
+    let page = |operation_id: &str, summary: &str| {
+        document_get(
+            operation_id,
+            summary,
+            json!({
+                "description": "HTML for people; `Accept: text/markdown` gets the Markdown twin (`Vary: Accept`).",
+                "content": {
+                    "text/html": {"schema": {"type": "string"}},
+                    "text/markdown": {"schema": {"type": "string"}}
+                }
+            }),
+            "site",
+        )
+    };
+    let text = |operation_id: &str, summary: &str, media_type: &str| {
+        document_get(
+            operation_id,
+            summary,
+            json!({"description": summary, "content": {media_type: {"schema": {"type": "string"}}}}),
+            "site",
+        )
+    };
+    let mut division_page = page(
+        "getDivisionPage",
+        "One division, for people (and as Markdown)",
+    );
+    let mut content_page = page(
+        "getContentPage",
+        "One content page, for people (and as Markdown)",
+    );
+    for (item, name, description) in [
+        (&mut division_page, "division_id", "A division id"),
+        (&mut content_page, "slug", "A page slug"),
+    ] {
+        if let Some(parameters) = item["get"]["parameters"].as_array_mut() {
+            parameters.push(json!({"name": name, "in": "path", "required": true, "description": description, "schema": {"type": "string"}}));
+        }
+        item["head"]["parameters"] =
+            json!([{"name": name, "in": "path", "required": true, "schema": {"type": "string"}}]);
+    }
     paths_object.insert(
         paths::INDEX.into(),
-        document_get(
+        page(
             "getIndex",
-            "Entry point with links to everything else",
-            json_response("Index of the service.", json!({"type": "object"})),
+            "The company overview, with links to everything else",
+        ),
+    );
+    paths_object.insert(
+        paths::DOCS.into(),
+        page(
+            "getDocs",
+            "This API described for people, with the agent flow",
+        ),
+    );
+    paths_object.insert("/divisions/{division_id}".into(), division_page);
+    paths_object.insert("/{slug}".into(), content_page);
+    paths_object.insert(
+        paths::LLMS_TXT.into(),
+        text(
+            "getLlmsTxt",
+            "llms.txt: the site as a list of Markdown links",
+            "text/plain",
+        ),
+    );
+    paths_object.insert(
+        paths::ROBOTS_TXT.into(),
+        text(
+            "getRobotsTxt",
+            "robots.txt with explicit AI-crawler groups",
+            "text/plain",
+        ),
+    );
+    paths_object.insert(
+        paths::SITEMAP.into(),
+        text("getSitemap", "Sitemap of the HTML pages", "application/xml"),
+    );
+    paths_object.insert(
+        paths::MCP_SERVER_CARD.into(),
+        document_get(
+            "getMcpServerCard",
+            "MCP server card",
+            json_response("MCP server card.", json!({"type": "object"})),
+            "discovery",
+        ),
+    );
+    paths_object.insert(
+        paths::AGENT_SKILLS.into(),
+        document_get(
+            "getAgentSkills",
+            "Agent skills index (auth.md with its digest)",
+            json_response("Agent skills index.", json!({"type": "object"})),
             "discovery",
         ),
     );
@@ -193,6 +278,7 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
             {"name": "company", "description": "The company's public information."},
             {"name": "discovery", "description": "Documents that let agents find and use this service."},
             {"name": "service", "description": "Operational endpoints."},
+            {"name": "site", "description": "Pages for people, each also as Markdown for agents."},
             {"name": "auth", "description": "Optional anonymous registration and tokens; see auth.md."}
         ],
         "paths": paths_object,

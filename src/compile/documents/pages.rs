@@ -49,6 +49,7 @@ fn page_html(
         pages => &site.pages,
         base => input.config.base_url.as_str(),
         markdown_url => markdown_path,
+        // Keys in `extra` must not repeat the ones above: the first occurrence wins.
         ..extra
     };
     let html = templates.render(template, context)?;
@@ -241,7 +242,7 @@ fn division(
         &path,
         &md_path,
         "division.html",
-        context! { division => division, pages => &pages },
+        context! { division => division, division_pages => &pages },
     )?;
     let mut md = format!(
         "# {}\n\n{}\n\n{}\n\n",
