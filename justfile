@@ -16,11 +16,13 @@ build *ARGS:
     cargo run --release -- build {{ARGS}}
 
 # Run every test: Rust unit and integration tests, then the checks made with others' tools
-# (OpenAPI validator, OAuth and JOSE libraries, MCP SDK clients, the MCP conformance suite).
+# (OpenAPI validator, OAuth and JOSE libraries, MCP SDK clients, the MCP conformance suite,
+# a headless Chromium).
 test:
     cargo test --all-targets
     python3 -m pip install --quiet --disable-pip-version-check -r tests/external/requirements.txt
     npm ci --prefix tests/external/node --no-audit --no-fund --silent
+    command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
     bash conformance/run.sh
     python3 -m pytest -q tests/external
 
@@ -38,3 +40,8 @@ bench *ARGS:
 bench-reload *ARGS:
     cargo build --release
     python3 benches/reload_bench.py {{ARGS}}
+
+# Upload build/ to S3 with each file's Content-Type from the manifest (needs the AWS CLI),
+# e.g. `just deploy-s3 s3://my-bucket` or `just deploy-s3 s3://my-bucket --dry-run`.
+deploy-s3 TARGET *ARGS:
+    python3 deploy/s3.py build {{TARGET}} {{ARGS}}
