@@ -72,6 +72,14 @@ async fn an_edit_is_live_in_the_api_and_mcp_and_only_its_etags_change() {
     assert_ne!(health["content"]["revision"], revision_before);
     assert_eq!(health["content"]["status"], "ok");
 
+    let page = server.get("/divisions/field-sensors", &[]).await.text();
+    assert!(
+        page.contains(text),
+        "the division's HTML page was not rebuilt"
+    );
+    let markdown = server.get("/divisions/field-sensors.md", &[]).await.text();
+    assert!(markdown.contains(text));
+
     let mcp = server
         .send(
             Method::POST,
@@ -285,4 +293,41 @@ async fn under_load_every_response_is_one_whole_version() {
         requests.load(Ordering::Relaxed) > 300,
         "the clients barely ran"
     );
+}
+
+#[tokio::test]
+async fn template_edits_are_live_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let content = common::copy_of_sample_content(dir.path());
+    let templates = dir.path().join("templates");
+    fs::create_dir(&templates).unwrap();
+    let server = TestServer::start_with_templates(content, templates.clone()).await;
+    let before = server.get("/style.css", &[]).await.text();
+    assert!(before.contains("--accent"));
+    fs::write(
+        templates.join("style.css"),
+        "body { color: rebeccapurple; }\n",
+    )
+    .unwrap();
+    eventually(10, "the new stylesheet", || async {
+        (server.get("/style.css", &[]).await.text() == "body { color: rebeccapurple; }\n")
+            .then_some(())
+    })
+    .await;
+    // A broken template is an error in health; the last good version keeps serving.
+    fs::write(templates.join("page.html"), "{% block main %}{{ unclosed ").unwrap();
+    let health = eventually(10, "the template error", || async {
+        let health = server.get("/api/health", &[]).await.json();
+        (health["content"]["status"] == "error").then_some(health)
+    })
+    .await;
+    assert!(
+        health["content"]["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("page.html"),
+        "{health}"
+    );
+    assert_eq!(server.get("/careers", &[]).await.status, StatusCode::OK);
+    server.stop().await;
 }

@@ -170,6 +170,19 @@ impl TestServer {
         TestServer::start_configured(source, state, base, limits, |_| {}).await
     }
 
+    /// A watching server on `content_dir` whose templates come from `templates`.
+    pub async fn start_with_templates(content_dir: PathBuf, templates: PathBuf) -> TestServer {
+        let source = Source::Content(content_dir);
+        let state = tempfile::tempdir().unwrap();
+        let server =
+            TestServer::start_configured(source, state, None, RateLimits::default(), |app| {
+                app.config.templates = Some(templates)
+            })
+            .await;
+        dossier::reload::watch(server.app.clone()).unwrap();
+        server
+    }
+
     /// A server that serves only the dynamic core (`serve --dynamic-only`).
     pub async fn start_dynamic_only() -> TestServer {
         let source = Source::Content(sample_content());
