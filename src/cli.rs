@@ -132,22 +132,28 @@ fn config_for(base_url: BaseUrl, templates: &Path) -> SiteConfig {
     }
 }
 
+/// The site configuration and the keys, or the exit code to stop with (2: bad base URL).
+fn configure(
+    base_url: &str,
+    state: &Path,
+    templates: &Path,
+) -> Result<(SiteConfig, Keys), ExitCode> {
+    let base_url = BaseUrl::parse(base_url).map_err(|error| {
+        eprintln!("error: {error}");
+        ExitCode::from(2)
+    })?;
+    let keys = Keys::load_or_create(state).map_err(|error| {
+        eprintln!("error: {error}");
+        ExitCode::FAILURE
+    })?;
+    Ok((config_for(base_url, templates), keys))
+}
+
 pub fn build(args: &BuildArgs) -> ExitCode {
-    let base_url = match BaseUrl::parse(&args.base_url) {
-        Ok(base_url) => base_url,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return ExitCode::from(2);
-        }
+    let (config, keys) = match configure(&args.base_url, &args.state, &args.templates) {
+        Ok(ready) => ready,
+        Err(code) => return code,
     };
-    let keys = match Keys::load_or_create(&args.state) {
-        Ok(keys) => keys,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let config = config_for(base_url, &args.templates);
     let origin_url = match args.origin_url.as_deref().map(BaseUrl::parse).transpose() {
         Ok(origin) => origin,
         Err(error) => {
@@ -226,21 +232,10 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         },
         (None, Source::Content(_)) => format!("http://{local}"),
     };
-    let base_url = match BaseUrl::parse(&base_text) {
-        Ok(base_url) => base_url,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return ExitCode::from(2);
-        }
+    let (config, keys) = match configure(&base_text, &args.state, &args.templates) {
+        Ok(ready) => ready,
+        Err(code) => return code,
     };
-    let keys = match Keys::load_or_create(&args.state) {
-        Ok(keys) => keys,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let config = config_for(base_url, &args.templates);
     let version = match live::prepare(&source, &config, keys.identity.jwk(), None) {
         Ok(version) => version,
         Err(error) => {

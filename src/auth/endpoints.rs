@@ -432,19 +432,9 @@ impl AuthService {
         let target = if let Ok(claims) = access::open(&self.keys.access, token, &self.audience) {
             claims.expires_at().map(|expires| (claims.jti, expires))
         } else {
-            assertion::verify(
-                token,
-                &self.public_point,
-                &Expectations {
-                    issuer: self.base_url.as_str(),
-                    now,
-                    skew: self.policy.clock_skew,
-                    max_lifetime: self.policy.identity_assertion_lifetime,
-                    check_time: false,
-                },
-            )
-            .ok()
-            .map(|claims| (claims.jti.clone(), claims.expires_at()))
+            assertion::verify(token, &self.public_point, &self.expectations(now, false))
+                .ok()
+                .map(|claims| (claims.jti.clone(), claims.expires_at()))
         };
         if let Some((jti, expires)) = target {
             // Keep the record a little past expiry so clock skew cannot revive the token.
@@ -474,21 +464,22 @@ impl AuthService {
         token: &str,
         now: SystemTime,
     ) -> Result<AssertionClaims, AssertionError> {
-        let claims = assertion::verify(
-            token,
-            &self.public_point,
-            &Expectations {
-                issuer: self.base_url.as_str(),
-                now,
-                skew: self.policy.clock_skew,
-                max_lifetime: self.policy.identity_assertion_lifetime,
-                check_time: true,
-            },
-        )?;
+        let claims = assertion::verify(token, &self.public_point, &self.expectations(now, true))?;
         if self.store.is_revoked(&claims.jti) {
             return Err(AssertionError::Revoked);
         }
         Ok(claims)
+    }
+
+    /// What our own assertions must satisfy; revocation skips the time checks.
+    fn expectations(&self, now: SystemTime, check_time: bool) -> Expectations<'_> {
+        Expectations {
+            issuer: self.base_url.as_str(),
+            now,
+            skew: self.policy.clock_skew,
+            max_lifetime: self.policy.identity_assertion_lifetime,
+            check_time,
+        }
     }
 
     fn granted_scope(&self, requested: Option<&str>) -> Result<String, Answer> {

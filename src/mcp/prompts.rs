@@ -38,16 +38,7 @@ pub fn briefing(site: &Site, division: Option<&str>) -> Result<Value, String> {
     );
     let description = match division {
         Some(id) => {
-            let Some(division) = site.divisions.iter().find(|d| d.id == id) else {
-                return Err(format!(
-                    "unknown division `{id}`; valid division ids: {}",
-                    site.divisions
-                        .iter()
-                        .map(|d| d.id.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            };
+            let division = super::tools::find_division(site, id)?;
             text.push_str(&format!(
                 "\n## Focus: {}\n\n{}\n",
                 division.name, division.description

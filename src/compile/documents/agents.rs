@@ -5,7 +5,7 @@
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use super::JSON;
+use super::{pages, JSON};
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
 use crate::paths;
 
@@ -41,24 +41,14 @@ fn llms_txt(input: &CompileInput<'_>) -> Artifact {
         company.name,
         base.join(paths::INDEX_MD)
     ));
-    text.push_str("\n## Divisions\n\n");
-    for division in &site.divisions {
-        text.push_str(&format!(
-            "- [{}]({}): {}\n",
-            division.name,
-            base.join(&format!("/divisions/{}.md", division.id)),
-            division.summary
-        ));
-    }
-    text.push_str("\n## Pages\n\n");
-    for page in &site.pages {
-        text.push_str(&format!(
-            "- [{}]({}): {}\n",
-            page.title,
-            base.join(&format!("/{}.md", page.slug)),
-            page.summary
-        ));
-    }
+    text.push_str(&format!(
+        "\n## Divisions\n\n{}",
+        pages::division_links(input)
+    ));
+    text.push_str(&format!(
+        "\n## Pages\n\n{}",
+        pages::page_links(input, &site.pages)
+    ));
     text.push_str(&format!(
         "\n## API\n\n- [API and agents]({}): endpoints, MCP tools and authentication\n- [OpenAPI description]({}): machine-readable API\n- [auth.md]({}): optional anonymous registration and tokens\n- [API catalog]({})\n",
         base.join(paths::DOCS_MD),

@@ -63,6 +63,44 @@ fn markdown(path: String, text: String) -> Artifact {
     Artifact::new(path, MARKDOWN, CachePolicy::Content, text).negotiated()
 }
 
+/// `- [Division](BASE/divisions/<id>.md): summary` for every division.
+pub fn division_links(input: &CompileInput<'_>) -> String {
+    input
+        .site
+        .divisions
+        .iter()
+        .map(|division| {
+            format!(
+                "- [{}]({}): {}\n",
+                division.name,
+                input
+                    .config
+                    .base_url
+                    .join(&format!("/divisions/{}.md", division.id)),
+                division.summary
+            )
+        })
+        .collect()
+}
+
+/// `- [Title](BASE/<slug>.md): summary` for each of `pages`.
+pub fn page_links<'a>(
+    input: &CompileInput<'_>,
+    pages: impl IntoIterator<Item = &'a Page>,
+) -> String {
+    pages
+        .into_iter()
+        .map(|page| {
+            format!(
+                "- [{}]({}): {}\n",
+                page.title,
+                input.config.base_url.join(&format!("/{}.md", page.slug)),
+                page.summary
+            )
+        })
+        .collect()
+}
+
 fn contact_lines(contact: &Contact) -> String {
     let mut lines = String::new();
     if let Some(email) = &contact.email {
@@ -190,24 +228,8 @@ fn index(input: &CompileInput<'_>, templates: &Templates) -> Result<Vec<Artifact
     if let Some(employees) = company.employees {
         md.push_str(&format!("- Employees: {employees}\n"));
     }
-    md.push_str("\n## Divisions\n\n");
-    for division in &site.divisions {
-        md.push_str(&format!(
-            "- [{}]({}): {}\n",
-            division.name,
-            base.join(&format!("/divisions/{}.md", division.id)),
-            division.summary
-        ));
-    }
-    md.push_str("\n## Pages\n\n");
-    for page in &site.pages {
-        md.push_str(&format!(
-            "- [{}]({}): {}\n",
-            page.title,
-            base.join(&format!("/{}.md", page.slug)),
-            page.summary
-        ));
-    }
+    md.push_str(&format!("\n## Divisions\n\n{}", division_links(input)));
+    md.push_str(&format!("\n## Pages\n\n{}", page_links(input, &site.pages)));
     md.push_str(&format!(
         "\n## Contact\n\n{}",
         contact_lines(&company.contact)
@@ -227,7 +249,6 @@ fn division(
     templates: &Templates,
     division: &Division,
 ) -> Result<Vec<Artifact>, CompileError> {
-    let base = &input.config.base_url;
     let pages: Vec<&Page> = input
         .site
         .pages
@@ -261,15 +282,10 @@ fn division(
         md.push_str(&format!("\n## Contact\n\n{}", contact_lines(contact)));
     }
     if !pages.is_empty() {
-        md.push_str("\n## Pages\n\n");
-        for page in &pages {
-            md.push_str(&format!(
-                "- [{}]({}): {}\n",
-                page.title,
-                base.join(&format!("/{}.md", page.slug)),
-                page.summary
-            ));
-        }
+        md.push_str(&format!(
+            "\n## Pages\n\n{}",
+            page_links(input, pages.iter().copied())
+        ));
     }
     Ok(vec![html, markdown(md_path, md)])
 }
