@@ -148,6 +148,15 @@ def check_same_responses(servers):
                 raise SystemExit(f"servers differ in {name}: {a_headers.get(name)!r} vs {b_headers.get(name)!r}")
 
 
+def access_token(base):
+    request = urllib.request.Request(
+        base + "/oauth2/token", data=b"grant_type=client_credentials",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    with urllib.request.urlopen(request) as response:
+        return json.load(response)["access_token"]
+
+
 def etag_of(url):
     with urllib.request.urlopen(url) as response:
         return response.headers["ETag"]
@@ -184,8 +193,11 @@ def main():
         for url in servers.values():
             wait_for(url + "/api/company")
         check_same_responses(servers)
+        token = access_token(servers["dossier"])
         cases = {
             "GET /api/company (identity)": lambda server: [],
+            # nginx ignores the header; dossier decrypts and checks the token on every request.
+            "GET /api/company (bearer)": lambda server: [f"Authorization: Bearer {token}"],
             "GET /api/company (gzip)": lambda server: ["Accept-Encoding: gzip"],
             "GET /api/company (304)": lambda server: [f"If-None-Match: {etag_of(server + '/api/company')}"],
         }

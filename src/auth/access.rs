@@ -5,6 +5,8 @@
 //! binds every token to its purpose, so no other `v4.local` token minted with the same key
 //! could be replayed as an access token.
 
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
 
 use pasetors::token::UntrustedToken;
@@ -137,6 +139,55 @@ pub fn verify(
         return Err(AccessTokenError::NotYetValid);
     }
     Ok(claims)
+}
+
+/// What a verified token says that later requests still need to check.
+#[derive(Debug)]
+pub struct Verified {
+    pub jti: String,
+    pub assertion_jti: Option<String>,
+    pub issued: SystemTime,
+    pub expires: SystemTime,
+}
+
+/// Tokens that already passed [`verify`], so a client that reuses its token (the usual case)
+/// costs a hash lookup instead of a decryption. Only tokens this service minted get in, and
+/// the map is emptied when it reaches [`VerifiedTokens::CAPACITY`], so it stays bounded.
+#[derive(Default)]
+pub struct VerifiedTokens {
+    tokens: RwLock<HashMap<Box<str>, Arc<Verified>>>,
+}
+
+impl VerifiedTokens {
+    pub const CAPACITY: usize = 10_000;
+
+    pub fn get(&self, token: &str) -> Option<Arc<Verified>> {
+        self.tokens.read().ok()?.get(token).cloned()
+    }
+
+    /// Remembers a verified token; fails only if its times cannot be read (they were just
+    /// checked, so that would be a bug, reported as a malformed token).
+    pub fn insert(
+        &self,
+        token: &str,
+        claims: AccessClaims,
+    ) -> Result<Arc<Verified>, AccessTokenError> {
+        let time =
+            |text: &str| humantime::parse_rfc3339(text).map_err(|_| AccessTokenError::Malformed);
+        let verified = Arc::new(Verified {
+            issued: time(&claims.iat)?,
+            expires: time(&claims.exp)?,
+            jti: claims.jti,
+            assertion_jti: claims.assertion_jti,
+        });
+        if let Ok(mut tokens) = self.tokens.write() {
+            if tokens.len() >= Self::CAPACITY {
+                tokens.clear();
+            }
+            tokens.insert(token.into(), Arc::clone(&verified));
+        }
+        Ok(verified)
+    }
 }
 
 #[cfg(test)]

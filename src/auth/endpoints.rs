@@ -13,7 +13,7 @@ use hyper::header::{HeaderName, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use hyper::StatusCode;
 use serde::Serialize;
 
-use super::access::{self, AccessClaims, AccessTokenError};
+use super::access::{self, AccessTokenError, VerifiedTokens};
 use super::assertion::{self, AssertionClaims, AssertionError, AssertionSigner, Expectations};
 use super::form::{self, Form};
 use super::keys::Keys;
@@ -122,6 +122,7 @@ pub struct AuthService {
     signer: AssertionSigner,
     public_point: Vec<u8>,
     store: Box<dyn RevocationStore>,
+    verified: VerifiedTokens,
     pub register_limit: RateLimiter,
     pub token_limit: RateLimiter,
 }
@@ -188,6 +189,7 @@ impl AuthService {
             signer,
             public_point,
             store,
+            verified: VerifiedTokens::default(),
             register_limit: RateLimiter::new(limits.register_per_minute),
             token_limit: RateLimiter::new(limits.token_per_minute),
         })
@@ -207,28 +209,32 @@ impl AuthService {
     }
 
     /// Checks a presented bearer token: authentic, unexpired, and neither it nor the
-    /// assertion it came from revoked. No allocation beyond decoding the claims.
-    pub fn check_access_token(
-        &self,
-        token: &str,
-        now: SystemTime,
-    ) -> Result<AccessClaims, AccessTokenError> {
-        let claims = access::verify(
-            &self.keys.access,
-            token,
-            &self.audience,
-            now,
-            self.policy.clock_skew,
-        )?;
-        let revoked = self.store.is_revoked(&claims.jti)
-            || claims
+    /// assertion it came from revoked. A token seen before skips decryption (a hash lookup in
+    /// [`VerifiedTokens`]); its times and revocation are still checked on every request.
+    pub fn check_access_token(&self, token: &str, now: SystemTime) -> Result<(), AccessTokenError> {
+        let skew = self.policy.clock_skew;
+        let verified = match self.verified.get(token) {
+            Some(verified) => verified,
+            None => {
+                let claims = access::verify(&self.keys.access, token, &self.audience, now, skew)?;
+                self.verified.insert(token, claims)?
+            }
+        };
+        if now >= verified.expires + skew {
+            return Err(AccessTokenError::Expired);
+        }
+        if verified.issued > now + skew {
+            return Err(AccessTokenError::NotYetValid);
+        }
+        let revoked = self.store.is_revoked(&verified.jti)
+            || verified
                 .assertion_jti
                 .as_deref()
                 .is_some_and(|jti| self.store.is_revoked(jti));
         if revoked {
             return Err(AccessTokenError::Revoked);
         }
-        Ok(claims)
+        Ok(())
     }
 
     /// `POST /agent/identity`: `{"type": "anonymous"}` in, an identity assertion out.

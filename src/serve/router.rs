@@ -326,7 +326,7 @@ fn check_bearer(
     let problem = match bearer::presented(headers.get_all(AUTHORIZATION).iter()) {
         Presented::Nothing => return None,
         Presented::Token(token) => match app.auth.check_access_token(token, app.clock.now()) {
-            Ok(_) => return None,
+            Ok(()) => return None,
             Err(error) => error.description(),
         },
         Presented::Unusable(problem) => problem,
