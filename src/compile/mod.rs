@@ -55,6 +55,7 @@ impl CompileError {
 
 /// Compiles every public artifact.
 pub fn compile(input: &CompileInput<'_>) -> Result<ArtifactSet, CompileError> {
+    let started = std::time::Instant::now();
     let templates = templates::Templates::load(input.config.templates.as_deref())?;
     let openapi = documents::openapi::describe(input);
     let auth_md = documents::auth_md::auth_md(input, &templates)?;
@@ -70,13 +71,50 @@ pub fn compile(input: &CompileInput<'_>) -> Result<ArtifactSet, CompileError> {
     )?);
     artifacts.extend(documents::agents::all(input, &auth_md.identity.body)?);
     artifacts.push(auth_md);
-    let previous = input.previous;
-    let finished = artifacts
-        .into_iter()
-        .map(|artifact| {
-            let before = previous.and_then(|set| set.get(&artifact.path));
-            artifact.with_encodings(before.map(|a| a.as_ref()))
-        })
-        .collect();
+    tracing::debug!(
+        artifacts = artifacts.len(),
+        ms = started.elapsed().as_millis() as u64,
+        "documents rendered"
+    );
+    let finished = with_encodings(artifacts, input.previous);
+    tracing::debug!(
+        ms = started.elapsed().as_millis() as u64,
+        "artifacts compressed"
+    );
     Ok(ArtifactSet::new(finished))
+}
+
+/// Adds compressed variants to every artifact, reusing `previous`'s where the bytes did not
+/// change, on as many threads as there are cores: a large site has tens of thousands.
+fn with_encodings(artifacts: Vec<Artifact>, previous: Option<&ArtifactSet>) -> Vec<Artifact> {
+    let finish = |artifact: Artifact| {
+        let before = previous.and_then(|set| set.get(&artifact.path));
+        artifact.with_encodings(before.map(|a| a.as_ref()))
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads < 2 || artifacts.len() < 64 {
+        return artifacts.into_iter().map(finish).collect();
+    }
+    let chunk = artifacts.len().div_ceil(threads);
+    let mut chunks: Vec<Vec<Artifact>> = Vec::with_capacity(threads);
+    let mut rest = artifacts;
+    while !rest.is_empty() {
+        let tail = rest.split_off(chunk.min(rest.len()));
+        chunks.push(std::mem::replace(&mut rest, tail));
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| scope.spawn(move || chunk.into_iter().map(finish).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            // A panic while compressing is a bug; let it surface rather than lose artifacts.
+            .flat_map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
 }

@@ -34,29 +34,43 @@ pub fn markdown_to_html(markdown: &str) -> String {
     out
 }
 
-fn page_html(
-    input: &CompileInput<'_>,
-    templates: &Templates,
-    path: &str,
-    markdown_path: &str,
-    template: &'static str,
-    extra: minijinja::Value,
-) -> Result<Artifact, CompileError> {
-    let site = input.site;
-    let context = context! {
-        company => &site.company,
-        divisions => &site.divisions,
-        pages => &site.pages,
-        base => input.config.base_url.as_str(),
-        markdown_url => markdown_path,
-        // Keys in `extra` must not repeat the ones above: the first occurrence wins.
-        ..extra
-    };
-    let html = templates.render(template, context)?;
-    Ok(
-        Artifact::new(path.to_string(), HTML, CachePolicy::Content, html)
-            .with_markdown(markdown_path),
-    )
+/// Templates plus the context every page shares, converted to template values once per
+/// compile: converting the site for each of thousands of pages would cost quadratic time.
+pub struct Renderer<'a> {
+    templates: &'a Templates,
+    shared: minijinja::Value,
+}
+
+impl<'a> Renderer<'a> {
+    pub fn new(input: &CompileInput<'_>, templates: &'a Templates) -> Renderer<'a> {
+        Renderer {
+            templates,
+            shared: context! {
+                company => minijinja::Value::from_serialize(&input.site.company),
+                base => input.config.base_url.as_str(),
+            },
+        }
+    }
+
+    fn page(
+        &self,
+        path: &str,
+        markdown_path: &str,
+        template: &'static str,
+        extra: minijinja::Value,
+    ) -> Result<Artifact, CompileError> {
+        // The first occurrence of a key wins, so `extra` must not repeat shared keys.
+        let context = minijinja::value::merge_maps([
+            context! { markdown_url => markdown_path },
+            extra,
+            self.shared.clone(),
+        ]);
+        let html = self.templates.render(template, context)?;
+        Ok(
+            Artifact::new(path.to_string(), HTML, CachePolicy::Content, html)
+                .with_markdown(markdown_path),
+        )
+    }
 }
 
 fn markdown(path: String, text: String) -> Artifact {
@@ -186,7 +200,7 @@ fn strip_nulls(value: Value) -> Value {
     }
 }
 
-fn index(input: &CompileInput<'_>, templates: &Templates) -> Result<Vec<Artifact>, CompileError> {
+fn index(input: &CompileInput<'_>, renderer: &Renderer<'_>) -> Result<Vec<Artifact>, CompileError> {
     let site = input.site;
     let base = &input.config.base_url;
     let link = format!(
@@ -197,15 +211,18 @@ fn index(input: &CompileInput<'_>, templates: &Templates) -> Result<Vec<Artifact
         base.join(paths::INDEX_MD),
     );
     let link = HeaderValue::from_str(&link).map_err(|e| CompileError::new("/", e))?;
-    let html = page_html(
-        input,
-        templates,
-        paths::INDEX,
-        paths::INDEX_MD,
-        "index.html",
-        context! { json_ld => json_ld(input) },
-    )?
-    .with_header(LINK, link);
+    let html = renderer
+        .page(
+            paths::INDEX,
+            paths::INDEX_MD,
+            "index.html",
+            context! {
+                json_ld => json_ld(input),
+                divisions => &site.divisions,
+                pages => &site.pages,
+            },
+        )?
+        .with_header(LINK, link);
 
     let company = &site.company;
     let mut md = format!("# {}\n\n", company.name);
@@ -246,7 +263,7 @@ fn index(input: &CompileInput<'_>, templates: &Templates) -> Result<Vec<Artifact
 
 fn division(
     input: &CompileInput<'_>,
-    templates: &Templates,
+    renderer: &Renderer<'_>,
     division: &Division,
 ) -> Result<Vec<Artifact>, CompileError> {
     let pages: Vec<&Page> = input
@@ -257,9 +274,7 @@ fn division(
         .collect();
     let path = format!("/divisions/{}", division.id);
     let md_path = format!("{path}.md");
-    let html = page_html(
-        input,
-        templates,
+    let html = renderer.page(
         &path,
         &md_path,
         "division.html",
@@ -292,7 +307,7 @@ fn division(
 
 fn page(
     input: &CompileInput<'_>,
-    templates: &Templates,
+    renderer: &Renderer<'_>,
     page: &Page,
 ) -> Result<Vec<Artifact>, CompileError> {
     let division = page
@@ -307,9 +322,7 @@ fn page(
     };
     let path = format!("/{}", page.slug);
     let md_path = format!("{path}.md");
-    let html = page_html(
-        input,
-        templates,
+    let html = renderer.page(
         &path,
         &md_path,
         "page.html",
@@ -350,7 +363,7 @@ fn operations(openapi: &Value) -> Vec<Value> {
 
 fn docs(
     input: &CompileInput<'_>,
-    templates: &Templates,
+    renderer: &Renderer<'_>,
     openapi: &Value,
     auth_md: &str,
 ) -> Result<Vec<Artifact>, CompileError> {
@@ -358,9 +371,7 @@ fn docs(
     let tools = crate::mcp::tools::definitions(&input.site.company.name);
     // auth.md starts with its own H1; inside /docs it becomes a section.
     let auth_body = auth_md.split_once('\n').map_or(auth_md, |(_, rest)| rest);
-    let html = page_html(
-        input,
-        templates,
+    let html = renderer.page(
         paths::DOCS,
         paths::DOCS_MD,
         "docs.html",
@@ -407,14 +418,15 @@ pub fn all(
     openapi: &Value,
     auth_md: &str,
 ) -> Result<Vec<Artifact>, CompileError> {
-    let mut artifacts = index(input, templates)?;
+    let renderer = Renderer::new(input, templates);
+    let mut artifacts = index(input, &renderer)?;
     for entry in &input.site.divisions {
-        artifacts.extend(division(input, templates, entry)?);
+        artifacts.extend(division(input, &renderer, entry)?);
     }
     for entry in &input.site.pages {
-        artifacts.extend(page(input, templates, entry)?);
+        artifacts.extend(page(input, &renderer, entry)?);
     }
-    artifacts.extend(docs(input, templates, openapi, auth_md)?);
+    artifacts.extend(docs(input, &renderer, openapi, auth_md)?);
     let css = templates.render("style.css", context! {})?;
     artifacts.push(Artifact::new(paths::STYLE, CSS, CachePolicy::Content, css));
     Ok(artifacts)
