@@ -104,14 +104,19 @@ pub fn watch(app: Arc<App>) -> Result<JoinHandle<()>, WatchError> {
                     }
                     Err(_) => return,
                 }
+                // Quiet means no *relevant* event for QUIET: the compiler's own reads raise
+                // access events, which must not hold the next reload back.
                 let first = Instant::now();
+                let mut last = first;
                 loop {
-                    let remaining = MAX_WAIT.saturating_sub(first.elapsed());
-                    if remaining.is_zero() {
+                    let deadline = (last + QUIET).min(first + MAX_WAIT);
+                    let now = Instant::now();
+                    if now >= deadline {
                         break;
                     }
-                    match events.recv_timeout(QUIET.min(remaining)) {
-                        Ok(_) => continue,
+                    match events.recv_timeout(deadline - now) {
+                        Ok(Ok(event)) if relevant(&event, &targets) => last = Instant::now(),
+                        Ok(_) => {}
                         Err(RecvTimeoutError::Timeout) => break,
                         Err(RecvTimeoutError::Disconnected) => return,
                     }

@@ -87,11 +87,12 @@ pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
 
     let mut pages = Vec::new();
     let mut page_files: HashMap<String, PathBuf> = HashMap::new();
-    for file in list_files(&dir.join("pages"), "md", &mut errors) {
-        let Some(text) = read_text(&file, &mut errors) else {
-            continue;
-        };
-        let Some((page, lines)) = parse_page(&file, &text, &mut errors) else {
+    for (file, parsed, page_errors) in read_pages(list_files(&dir.join("pages"), "md", &mut errors))
+    {
+        for error in page_errors.0 {
+            errors.push(error);
+        }
+        let Some((page, lines)) = parsed else {
             continue;
         };
         let mut problems = Problems::default();
@@ -151,6 +152,38 @@ pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
         }
         _ => Err(errors),
     }
+}
+
+type ParsedPage = (PathBuf, Option<(Page, FieldLines)>, ContentErrors);
+
+/// Reads and parses page files on every core (a site may have tens of thousands), keeping
+/// their order so errors are reported in file order.
+fn read_pages(files: Vec<PathBuf>) -> Vec<ParsedPage> {
+    let parse = |file: PathBuf| {
+        let mut errors = ContentErrors::default();
+        let parsed =
+            read_text(&file, &mut errors).and_then(|text| parse_page(&file, &text, &mut errors));
+        (file, parsed, errors)
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads < 2 || files.len() < 64 {
+        return files.into_iter().map(parse).collect();
+    }
+    let chunk = files.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .map(|files| scope.spawn(move || files.iter().cloned().map(parse).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
 }
 
 /// The files with `extension` directly inside `dir`, sorted by name. A missing directory is
