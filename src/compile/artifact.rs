@@ -242,12 +242,14 @@ pub fn compress(encoding: Encoding, body: &[u8]) -> Vec<u8> {
             encoder.finish().unwrap_or_default()
         }
         Encoding::Brotli => {
-            let mut params = brotli::enc::BrotliEncoderParams::default();
-            params.quality = brotli_quality as i32;
             // A window no larger than the body, and the size as a hint: brotli sizes its
-            // tables from these, and for small pages the table setup dominates.
-            params.lgwin = (usize::BITS - body.len().leading_zeros()).clamp(10, 22) as i32;
-            params.size_hint = body.len();
+            // tables from these.
+            let params = brotli::enc::BrotliEncoderParams {
+                quality: brotli_quality as i32,
+                lgwin: (usize::BITS - body.len().leading_zeros()).clamp(10, 22) as i32,
+                size_hint: body.len(),
+                ..Default::default()
+            };
             let mut out = Vec::new();
             let _ = brotli::BrotliCompress(&mut &body[..], &mut out, &params);
             out
