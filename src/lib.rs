@@ -13,6 +13,7 @@ pub mod config;
 pub mod content;
 pub mod live;
 pub mod mcp;
+pub mod parallel;
 pub mod paths;
 pub mod reload;
 pub mod serve;

@@ -75,14 +75,23 @@ pub fn compile_content(
     previous: Option<&ArtifactSet>,
 ) -> Result<(ArtifactSet, Site), LoadError> {
     let site = content::load(content_dir).map_err(LoadError::Content)?;
-    let artifacts = compile::compile(&CompileInput {
-        site: &site,
+    let artifacts = compile_site(&site, config, jwk, previous)?;
+    Ok((artifacts, site))
+}
+
+fn compile_site(
+    site: &Site,
+    config: &SiteConfig,
+    jwk: &PublicJwk,
+    previous: Option<&ArtifactSet>,
+) -> Result<ArtifactSet, LoadError> {
+    compile::compile(&CompileInput {
+        site,
         config,
         jwk,
         previous,
     })
-    .map_err(LoadError::Compile)?;
-    Ok((artifacts, site))
+    .map_err(LoadError::Compile)
 }
 
 /// Loads a `build/` and checks that it was made for this origin and this identity key.
@@ -155,13 +164,7 @@ pub fn prepare(
                     catalog
                 });
                 let compile_started = std::time::Instant::now();
-                let artifacts = compile::compile(&CompileInput {
-                    site: &site,
-                    config,
-                    jwk,
-                    previous,
-                })
-                .map_err(LoadError::Compile)?;
+                let artifacts = compile_site(&site, config, jwk, previous)?;
                 tracing::debug!(
                     ms = compile_started.elapsed().as_millis() as u64,
                     "artifacts compiled"

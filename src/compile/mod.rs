@@ -85,36 +85,10 @@ pub fn compile(input: &CompileInput<'_>) -> Result<ArtifactSet, CompileError> {
 }
 
 /// Adds compressed variants to every artifact, reusing `previous`'s where the bytes did not
-/// change, on as many threads as there are cores: a large site has tens of thousands.
+/// change, on every core: a large site has tens of thousands of artifacts.
 fn with_encodings(artifacts: Vec<Artifact>, previous: Option<&ArtifactSet>) -> Vec<Artifact> {
-    let finish = |artifact: Artifact| {
+    crate::parallel::map(artifacts, |artifact| {
         let before = previous.and_then(|set| set.get(&artifact.path));
         artifact.with_encodings(before.map(|a| a.as_ref()))
-    };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if threads < 2 || artifacts.len() < 64 {
-        return artifacts.into_iter().map(finish).collect();
-    }
-    let chunk = artifacts.len().div_ceil(threads);
-    let mut chunks: Vec<Vec<Artifact>> = Vec::with_capacity(threads);
-    let mut rest = artifacts;
-    while !rest.is_empty() {
-        let tail = rest.split_off(chunk.min(rest.len()));
-        chunks.push(std::mem::replace(&mut rest, tail));
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| scope.spawn(move || chunk.into_iter().map(finish).collect::<Vec<_>>()))
-            .collect();
-        handles
-            .into_iter()
-            // A panic while compressing is a bug; let it surface rather than lose artifacts.
-            .flat_map(|handle| {
-                handle
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
     })
 }

@@ -159,30 +159,11 @@ type ParsedPage = (PathBuf, Option<(Page, FieldLines)>, ContentErrors);
 /// Reads and parses page files on every core (a site may have tens of thousands), keeping
 /// their order so errors are reported in file order.
 fn read_pages(files: Vec<PathBuf>) -> Vec<ParsedPage> {
-    let parse = |file: PathBuf| {
+    crate::parallel::map(files, |file| {
         let mut errors = ContentErrors::default();
         let parsed =
             read_text(&file, &mut errors).and_then(|text| parse_page(&file, &text, &mut errors));
         (file, parsed, errors)
-    };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if threads < 2 || files.len() < 64 {
-        return files.into_iter().map(parse).collect();
-    }
-    let chunk = files.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = files
-            .chunks(chunk)
-            .map(|files| scope.spawn(move || files.iter().cloned().map(parse).collect::<Vec<_>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|handle| {
-                handle
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
     })
 }
 

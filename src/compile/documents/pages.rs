@@ -424,35 +424,9 @@ pub fn all(
         artifacts.extend(division(input, &renderer, entry)?);
     }
     // Pages are independent: render them on every core (a site may have tens of thousands).
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = input.site.pages.len().div_ceil(threads).max(1);
-    let rendered: Vec<Result<Vec<Artifact>, CompileError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = input
-            .site
-            .pages
-            .chunks(chunk)
-            .map(|pages| {
-                let renderer = &renderer;
-                scope.spawn(move || {
-                    let mut out = Vec::with_capacity(pages.len() * 2);
-                    for entry in pages {
-                        out.extend(page(input, renderer, entry)?);
-                    }
-                    Ok(out)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| {
-                handle
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    });
-    for chunk in rendered {
-        artifacts.extend(chunk?);
+    let pages: Vec<&Page> = input.site.pages.iter().collect();
+    for rendered in crate::parallel::map(pages, |entry| page(input, &renderer, entry)) {
+        artifacts.extend(rendered?);
     }
     artifacts.extend(docs(input, &renderer, openapi, auth_md)?);
     let css = templates.render("style.css", context! {})?;
