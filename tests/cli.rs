@@ -9,20 +9,10 @@ use std::path::Path;
 use common::{run_dossier, HttpClient, ServerProcess};
 use hyper::{Method, StatusCode};
 
-const BASE: &str = "https://info.cobaltridge.example";
+const BASE: &str = common::BUILD_BASE;
 
 fn build(content: &Path, out: &Path, state: &Path) -> std::process::Output {
-    run_dossier(&[
-        "build",
-        "--content",
-        content.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--state",
-        state.to_str().unwrap(),
-        "--base-url",
-        BASE,
-    ])
+    common::run_build(content, out, state, None)
 }
 
 /// Every file under `dir` with its bytes.

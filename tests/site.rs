@@ -8,30 +8,16 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use common::{run_dossier, HttpClient, Reply, ServerProcess, TestServer};
+use common::{HttpClient, Reply, ServerProcess, TestServer};
 use hyper::{Method, StatusCode};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-const BASE: &str = "https://info.cobaltridge.example";
+const BASE: &str = common::BUILD_BASE;
 const ORIGIN: &str = "https://core.cobaltridge.example";
 
 fn build(content: &Path, out: &Path, state: &Path, origin: Option<&str>) {
-    let mut args = vec![
-        "build",
-        "--content",
-        content.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--state",
-        state.to_str().unwrap(),
-        "--base-url",
-        BASE,
-    ];
-    if let Some(origin) = origin {
-        args.extend(["--origin-url", origin]);
-    }
-    let output = run_dossier(&args);
+    let output = common::run_build(content, out, state, origin);
     assert!(
         output.status.success(),
         "{}",

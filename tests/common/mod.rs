@@ -350,3 +350,30 @@ where
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
+
+/// The public origin the CLI tests build for.
+pub const BUILD_BASE: &str = "https://info.cobaltridge.example";
+
+/// Runs `dossier build` for [`BUILD_BASE`], with `--origin-url` when given.
+pub fn run_build(
+    content: &Path,
+    out: &Path,
+    state: &Path,
+    origin: Option<&str>,
+) -> std::process::Output {
+    let mut args = vec![
+        "build",
+        "--content",
+        content.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+        "--base-url",
+        BUILD_BASE,
+    ];
+    if let Some(origin) = origin {
+        args.extend(["--origin-url", origin]);
+    }
+    run_dossier(&args)
+}
