@@ -82,10 +82,6 @@ impl BaseUrl {
         debug_assert!(path.starts_with('/'));
         format!("{}{}", self.0, path)
     }
-
-    pub fn is_https(&self) -> bool {
-        self.0.starts_with("https://")
-    }
 }
 
 impl TryFrom<String> for BaseUrl {

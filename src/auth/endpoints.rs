@@ -199,10 +199,6 @@ impl AuthService {
         &self.keys
     }
 
-    pub fn policy(&self) -> &AuthPolicy {
-        &self.policy
-    }
-
     /// The audience every access token carries: `BASE/`, the protected resource.
     pub fn audience(&self) -> &str {
         &self.audience

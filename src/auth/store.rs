@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::RwLock;
 use std::time::SystemTime;
 
@@ -50,7 +50,6 @@ pub trait RevocationStore: Send + Sync {
 /// The single-instance store: redb on disk, a map in memory.
 pub struct EmbeddedStore {
     database: Database,
-    path: PathBuf,
     revoked: RwLock<HashMap<String, u64>>,
 }
 
@@ -73,13 +72,8 @@ impl EmbeddedStore {
         }
         Ok(EmbeddedStore {
             database,
-            path,
             revoked: RwLock::new(revoked),
         })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     pub fn len(&self) -> usize {

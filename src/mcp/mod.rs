@@ -315,10 +315,6 @@ impl Catalog {
             "text": contents.text,
         }]}))))
     }
-
-    pub fn site(&self) -> &Site {
-        &self.site
-    }
 }
 
 fn cursor_for(page: usize) -> String {
