@@ -16,6 +16,8 @@ use crate::compile::output;
 use crate::config::{AuthPolicy, BaseUrl, SiteConfig};
 use crate::live::{self, LoadError, Source};
 use crate::reload;
+use crate::serve::client::TrustedProxies;
+use crate::serve::connection::{self, ConnectionLimits};
 use crate::serve::origin::OriginPolicy;
 use crate::serve::{self, App};
 
@@ -112,6 +114,47 @@ pub struct ServeArgs {
     /// POST /oauth2/token requests allowed per client address per minute (0: no limit).
     #[arg(long, env = "DOSSIER_TOKEN_RATE_LIMIT", default_value_t = RateLimits::default().token_per_minute)]
     pub token_rate_limit: u32,
+    /// Connections open at once, all clients together; beyond it new ones get 503. Lowered
+    /// to fit the process's open-file limit if needed.
+    #[arg(long, env = "DOSSIER_MAX_CONNECTIONS", default_value_t = ConnectionLimits::default().total)]
+    pub max_connections: usize,
+    /// Connections open at once from one client address (IPv6: one /64); beyond it new ones
+    /// get 429. Trusted proxies are exempt.
+    #[arg(long, env = "DOSSIER_MAX_CONNECTIONS_PER_CLIENT", default_value_t = ConnectionLimits::default().per_client)]
+    pub max_connections_per_client: usize,
+    /// How long a client may take to send a whole request body (e.g. 10s); slower gets 408.
+    #[arg(long, env = "DOSSIER_BODY_TIMEOUT", default_value = "10s", value_parser = humantime::parse_duration)]
+    pub body_timeout: std::time::Duration,
+    /// Proxies or CDN ranges (CIDR or address; repeat, or separate with commas) whose
+    /// Forwarded / X-Forwarded-For (or --client-ip-header) name the client for rate limits.
+    #[arg(
+        long = "trusted-proxy",
+        env = "DOSSIER_TRUSTED_PROXIES",
+        value_delimiter = ','
+    )]
+    pub trusted_proxies: Vec<String>,
+    /// A header your proxy sets to the client address (e.g. CF-Connecting-IP), believed only
+    /// from --trusted-proxy peers. Without it, Forwarded / X-Forwarded-For are used.
+    #[arg(long, env = "DOSSIER_CLIENT_IP_HEADER")]
+    pub client_ip_header: Option<String>,
+}
+
+/// Logs panics through `tracing` (one line, with where), instead of the default hook's
+/// unstructured stderr output. The panicking request, or reload, is answered elsewhere.
+fn log_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".into());
+        let location = info
+            .location()
+            .map(|l| format!("{}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        tracing::error!(%location, %message, "panic");
+    }));
 }
 
 pub fn init_logging() {
@@ -121,6 +164,7 @@ pub fn init_logging() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
+    log_panics();
 }
 
 fn config_for(base_url: BaseUrl, templates: &Path) -> SiteConfig {
@@ -274,6 +318,15 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let proxies = match TrustedProxies::new(&args.trusted_proxies, args.client_ip_header.as_deref())
+    {
+        Ok(proxies) => proxies,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let connections = connection_limits(args);
     let origins = OriginPolicy::new(
         &config.base_url,
         &args.allowed_origins,
@@ -288,6 +341,8 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         origins,
     );
     app.dynamic_only = args.dynamic_only;
+    app.connections = connections;
+    app.proxies = proxies;
     let app = Arc::new(app);
     tokio::spawn(purge_revocations(Arc::clone(&app)));
     if !args.no_watch {
@@ -306,6 +361,31 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
     }
 }
 
+/// The connection caps asked for, with the total lowered to fit the open-file limit: past
+/// it, `accept` fails and nobody gets an answer, not even a refusal.
+fn connection_limits(args: &ServeArgs) -> ConnectionLimits {
+    let mut limits = ConnectionLimits {
+        total: args.max_connections.max(1),
+        per_client: args.max_connections_per_client.max(1),
+        body_timeout: args.body_timeout.max(std::time::Duration::from_millis(100)),
+    };
+    // Room for the listener, the state files, the watcher and refused sockets in flight.
+    const RESERVED: u64 = 256;
+    if let Some(open_files) = connection::raise_open_file_limit() {
+        let fits = open_files.saturating_sub(RESERVED).max(1);
+        if (limits.total as u64) > fits {
+            tracing::warn!(
+                asked = limits.total,
+                open_file_limit = open_files,
+                using = fits,
+                "--max-connections lowered to fit the open-file limit (raise it with ulimit -n)"
+            );
+            limits.total = fits as usize;
+        }
+    }
+    limits
+}
+
 /// How often revocations of expired credentials are forgotten.
 const PURGE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(600);
 
@@ -315,14 +395,10 @@ async fn purge_revocations(app: Arc<App>) {
     let mut interval = tokio::time::interval(PURGE_INTERVAL);
     loop {
         interval.tick().await;
-        let app = Arc::clone(&app);
-        let purged =
-            tokio::task::spawn_blocking(move || app.auth.purge_expired(app.clock.now())).await;
-        match purged {
-            Ok(Ok(0)) => {}
-            Ok(Ok(count)) => tracing::info!(count, "purged expired revocations"),
-            Ok(Err(error)) => tracing::warn!(%error, "purging revocations failed"),
-            Err(error) => tracing::warn!(%error, "purge task failed"),
+        match app.auth.purge_expired(app.clock.now()).await {
+            Ok(0) => {}
+            Ok(count) => tracing::info!(count, "purged expired revocations"),
+            Err(error) => tracing::warn!(%error, "purging revocations failed"),
         }
     }
 }

@@ -60,7 +60,34 @@ pub fn unix_seconds(time: SystemTime) -> u64 {
         .unwrap_or(0)
 }
 
+/// The last second RFC 3339 can write (9999-12-31T23:59:59Z).
+pub const LATEST_UNIX_SECOND: u64 = 253_402_300_799;
+
+/// The time `seconds` after the Unix epoch. Claims from a token can say anything, up to
+/// 2^64 - 1, so this saturates at [`LATEST_UNIX_SECOND`] instead of overflowing.
+pub fn from_unix_seconds(seconds: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(seconds.min(LATEST_UNIX_SECOND))
+}
+
 /// RFC 3339 in UTC with second precision, e.g. `2026-01-01T12:00:00Z`.
 pub fn rfc3339(time: SystemTime) -> String {
     humantime::format_rfc3339_seconds(time).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn untrusted_seconds_never_overflow() {
+        for seconds in [u64::MAX, u64::MAX - 1, 1 << 63, LATEST_UNIX_SECOND + 1] {
+            let time = from_unix_seconds(seconds);
+            assert_eq!(unix_seconds(time), LATEST_UNIX_SECOND);
+            assert_eq!(rfc3339(time), "9999-12-31T23:59:59Z");
+        }
+        assert_eq!(
+            unix_seconds(from_unix_seconds(1_800_000_000)),
+            1_800_000_000
+        );
+    }
 }

@@ -12,6 +12,7 @@ use std::time::SystemTime;
 use serde::Serialize;
 
 use crate::auth::keys::PublicJwk;
+use crate::auth::store::StoreHealth;
 use crate::clock::rfc3339;
 use crate::compile::{self, output, Artifact, ArtifactSet, CachePolicy, CompileInput};
 use crate::config::SiteConfig;
@@ -51,6 +52,8 @@ pub enum LoadError {
     Build(output::OutputError),
     /// The build was made for another origin or with another identity key.
     Mismatch(String),
+    /// Compiling panicked; the message says where to look.
+    Crashed(String),
 }
 
 impl fmt::Display for LoadError {
@@ -59,7 +62,7 @@ impl fmt::Display for LoadError {
             LoadError::Content(errors) => write!(f, "{errors}"),
             LoadError::Compile(error) => write!(f, "{error}"),
             LoadError::Build(error) => write!(f, "{error}"),
-            LoadError::Mismatch(reason) => f.write_str(reason),
+            LoadError::Mismatch(reason) | LoadError::Crashed(reason) => f.write_str(reason),
         }
     }
 }
@@ -202,8 +205,12 @@ pub enum ContentStatus {
 pub struct Live {
     pub artifacts: Arc<ArtifactSet>,
     pub mcp: Arc<Catalog>,
+    /// The health document while the revocation store is fine (the usual case), compiled
+    /// once per version.
     pub health: Arc<Artifact>,
     pub status: ContentStatus,
+    source: &'static str,
+    started_at: SystemTime,
 }
 
 #[derive(Serialize)]
@@ -212,6 +219,17 @@ struct Health<'a> {
     version: &'static str,
     started_at: String,
     content: ContentHealth<'a>,
+    store: StoreReport<'a>,
+}
+
+#[derive(Serialize)]
+struct StoreReport<'a> {
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+    /// Seconds until the store tries to reopen.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_in: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -223,6 +241,52 @@ struct ContentHealth<'a> {
     errors: Option<&'a [ContentError]>,
 }
 
+fn health_document<'a>(
+    revision: &'a str,
+    status: &'a ContentStatus,
+    source: &'static str,
+    started_at: SystemTime,
+    store: &'a StoreHealth,
+) -> Health<'a> {
+    let errors = match status {
+        ContentStatus::Ok => None,
+        ContentStatus::Error(errors) => Some(errors.as_slice()),
+    };
+    let store = match store {
+        StoreHealth::Ok => StoreReport {
+            status: "ok",
+            error: None,
+            retry_in: None,
+        },
+        StoreHealth::Degraded { reason, retry_at } => StoreReport {
+            status: "degraded",
+            error: Some(reason),
+            retry_in: Some(
+                retry_at
+                    .saturating_duration_since(std::time::Instant::now())
+                    .as_secs()
+                    .max(1),
+            ),
+        },
+    };
+    Health {
+        status: if store.status == "ok" {
+            "ok"
+        } else {
+            "degraded"
+        },
+        version: env!("CARGO_PKG_VERSION"),
+        started_at: rfc3339(started_at),
+        content: ContentHealth {
+            revision,
+            status: if errors.is_some() { "error" } else { "ok" },
+            source,
+            errors,
+        },
+        store,
+    }
+}
+
 impl Live {
     pub fn new(
         version: &Version,
@@ -230,21 +294,13 @@ impl Live {
         source: &Source,
         started_at: SystemTime,
     ) -> Live {
-        let errors = match &status {
-            ContentStatus::Ok => None,
-            ContentStatus::Error(errors) => Some(errors.as_slice()),
-        };
-        let health = Health {
-            status: "ok",
-            version: env!("CARGO_PKG_VERSION"),
-            started_at: rfc3339(started_at),
-            content: ContentHealth {
-                revision: version.artifacts.revision(),
-                status: if errors.is_some() { "error" } else { "ok" },
-                source: source.label(),
-                errors,
-            },
-        };
+        let health = health_document(
+            version.artifacts.revision(),
+            &status,
+            source.label(),
+            started_at,
+            &StoreHealth::Ok,
+        );
         let health = Artifact::json(
             paths::API_HEALTH,
             "application/json",
@@ -265,7 +321,24 @@ impl Live {
             mcp: Arc::clone(&version.mcp),
             health: Arc::new(health),
             status,
+            source: source.label(),
+            started_at,
         }
+    }
+
+    /// The health document with the store's current state, for when it is not fine (not
+    /// cached: it changes as the store recovers).
+    pub fn health_with(&self, store: &StoreHealth) -> Vec<u8> {
+        let document = health_document(
+            self.artifacts.revision(),
+            &self.status,
+            self.source,
+            self.started_at,
+            store,
+        );
+        let mut body = serde_json::to_vec(&document).unwrap_or_default();
+        body.push(b'\n');
+        body
     }
 
     pub fn version(&self) -> Version {

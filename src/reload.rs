@@ -14,6 +14,7 @@
 //! recursive watch is re-established when the directory's identity changes.
 
 use std::os::unix::fs::MetadataExt;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
@@ -24,7 +25,7 @@ use notify::{Event, EventKind, RecursiveMode, Watcher};
 
 use crate::compile::ArtifactSet;
 use crate::content::ContentError;
-use crate::live::{self, ContentStatus, LoadError};
+use crate::live::{self, ContentStatus, LoadError, Version};
 use crate::serve::App;
 
 /// How long the directory must be quiet before a batch of events is compiled.
@@ -156,10 +157,29 @@ fn changed_artifacts(old: &ArtifactSet, new: &ArtifactSet) -> usize {
 
 /// Compiles the source once and swaps the result in, or reports why not.
 pub fn reload(app: &App) {
+    let jwk = app.auth.keys().identity.jwk();
+    reload_with(app, |previous| {
+        live::prepare(&app.source, &app.config, jwk, Some(previous))
+    });
+}
+
+/// Swaps in what `compile` makes of the source, or reports why not. A panic inside
+/// `compile` (a bug, or a library choking on some input) is reported like a content error:
+/// the last good version keeps serving and `/api/health` says what happened.
+pub fn reload_with(app: &App, compile: impl FnOnce(&ArtifactSet) -> Result<Version, LoadError>) {
     let started = Instant::now();
     let current = app.live();
-    let jwk = app.auth.keys().identity.jwk();
-    let result = live::prepare(&app.source, &app.config, jwk, Some(&current.artifacts));
+    let result = std::panic::catch_unwind(AssertUnwindSafe(|| compile(&current.artifacts)))
+        .unwrap_or_else(|panic| {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(LoadError::Crashed(format!(
+                "compiling the content failed unexpectedly ({message}); this is a bug in dossier, please report it with the file that triggers it"
+            )))
+        });
     let elapsed = started.elapsed();
     match result {
         Ok(version) => {

@@ -17,7 +17,7 @@ use ring::signature::{self, EcdsaKeyPair, UnparsedPublicKey};
 use serde::{Deserialize, Serialize};
 
 use super::keys::IdentityKey;
-use crate::clock::unix_seconds;
+use crate::clock::{from_unix_seconds, unix_seconds};
 
 /// The `typ` header of identity assertions (the auth.md identity JWT type). Access tokens
 /// are PASETO, so they can never be mistaken for one.
@@ -49,7 +49,7 @@ pub struct AssertionClaims {
 
 impl AssertionClaims {
     pub fn expires_at(&self) -> SystemTime {
-        SystemTime::UNIX_EPOCH + Duration::from_secs(self.exp)
+        from_unix_seconds(self.exp)
     }
 }
 

@@ -19,7 +19,7 @@ use super::form::{self, Form};
 use super::keys::Keys;
 use super::limits::RateLimiter;
 use super::random_id;
-use super::store::{RevocationStore, StoreError};
+use super::store::{RevocationStore, StoreError, StoreHealth};
 use crate::clock::{rfc3339, unix_seconds};
 use crate::config::{AuthPolicy, BaseUrl, CLIENT_CREDENTIALS_GRANT, JWT_BEARER_GRANT};
 use crate::paths;
@@ -94,13 +94,16 @@ impl Answer {
     }
 
     fn unavailable(error: &StoreError) -> Answer {
-        tracing::error!(%error, "revocation store failed");
+        tracing::warn!(%error, "revocation refused: the store is unavailable");
+        // Whole seconds, rounded up, so a client that waits that long finds the retry done.
+        let seconds = error.retry_after.as_secs() + u64::from(error.retry_after.subsec_nanos() > 0);
+        let seconds = seconds.max(1);
         Answer::error(
             StatusCode::SERVICE_UNAVAILABLE,
             "temporarily_unavailable",
-            "the revocation store is unavailable; retry shortly",
+            &format!("the revocation store is unavailable; retry in {seconds} s"),
         )
-        .with_header(RETRY_AFTER, HeaderValue::from_static("5"))
+        .with_header(RETRY_AFTER, HeaderValue::from(seconds))
     }
 }
 
@@ -423,7 +426,7 @@ impl AuthService {
 
     /// `POST /oauth2/revoke` (RFC 7009): always 200 for a well-formed request, also for
     /// tokens we do not know. Revoking an assertion also revokes its access tokens.
-    pub fn revoke(&self, request: PostRequest<'_>, now: SystemTime) -> Answer {
+    pub async fn revoke(&self, request: PostRequest<'_>, now: SystemTime) -> Answer {
         let form = match form::parse(request.content_type, request.body) {
             Ok(form) => form,
             Err(error) => return Answer::bad_request("invalid_request", &error.description()),
@@ -439,10 +442,17 @@ impl AuthService {
                 .map(|claims| (claims.jti.clone(), claims.expires_at()))
         };
         if let Some((jti, expires)) = target {
-            // Keep the record a little past expiry so clock skew cannot revive the token.
-            let keep_until = expires + self.policy.clock_skew;
+            // Keep the record a little past expiry so clock skew cannot revive the token, but
+            // never longer than any credential of ours can live: that bounds the store
+            // whatever `exp` says.
+            let longest = self
+                .policy
+                .identity_assertion_lifetime
+                .max(self.policy.access_token_lifetime);
+            let keep_until =
+                (expires + self.policy.clock_skew).min(now + longest + self.policy.clock_skew);
             if keep_until > now {
-                if let Err(error) = self.store.revoke(&jti, keep_until) {
+                if let Err(error) = self.store.revoke(&jti, keep_until).await {
                     return Answer::unavailable(&error);
                 }
                 tracing::info!(credential = %jti, "revoked");
@@ -457,8 +467,13 @@ impl AuthService {
     }
 
     /// Forgets revocations of credentials that have expired anyway.
-    pub fn purge_expired(&self, now: SystemTime) -> Result<usize, StoreError> {
-        self.store.purge_expired(now)
+    pub async fn purge_expired(&self, now: SystemTime) -> Result<usize, StoreError> {
+        self.store.purge_expired(now).await
+    }
+
+    /// Whether revocations can currently be written.
+    pub fn store_health(&self) -> StoreHealth {
+        self.store.health()
     }
 
     fn check_assertion(

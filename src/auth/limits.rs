@@ -69,7 +69,8 @@ impl RateLimiter {
     }
 }
 
-fn group(address: IpAddr) -> IpAddr {
+/// The unit one client is counted as: its IPv4 address, or its IPv6 /64.
+pub fn group(address: IpAddr) -> IpAddr {
     match address {
         IpAddr::V4(_) => address,
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {

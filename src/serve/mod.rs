@@ -1,24 +1,23 @@
 //! The HTTP edge: accept connections, hand each request to the router, shut down cleanly.
 //!
-//! HTTP/1.1 with keep-alive via hyper. Limits that protect the process live here: header
-//! size, the time a client may take to send its headers, and graceful shutdown.
+//! HTTP/1.1 with keep-alive via hyper. [`connection`] owns the socket side (caps, timeouts,
+//! panic isolation, graceful shutdown), [`client`] decides who a request is from, and
+//! [`router`] what it gets.
 
+pub mod client;
+pub mod connection;
 mod negotiate;
 pub mod origin;
 pub mod reply;
 mod router;
 mod statics;
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use arc_swap::{ArcSwap, Guard};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 use crate::auth::endpoints::AuthService;
@@ -26,12 +25,9 @@ use crate::clock::Clock;
 use crate::config::SiteConfig;
 use crate::content::ContentError;
 use crate::live::{ContentStatus, Live, Source, Version};
+use client::TrustedProxies;
+use connection::ConnectionLimits;
 use origin::OriginPolicy;
-
-/// Largest request head (request line plus headers) accepted.
-const MAX_HEAD_BYTES: usize = 64 * 1024;
-/// A client must finish sending its request head within this time.
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Everything a request may need, shared by all connections.
 pub struct App {
@@ -42,6 +38,10 @@ pub struct App {
     pub origins: OriginPolicy,
     /// Serve only the dynamic core (`serve --dynamic-only`).
     pub dynamic_only: bool,
+    /// How many connections may be open at once.
+    pub connections: ConnectionLimits,
+    /// Proxies whose forwarding headers name the client.
+    pub proxies: TrustedProxies,
     started_at: SystemTime,
     live: ArcSwap<Live>,
 }
@@ -64,6 +64,8 @@ impl App {
             source,
             origins,
             dynamic_only: false,
+            connections: ConnectionLimits::default(),
+            proxies: TrustedProxies::default(),
             started_at,
             live: ArcSwap::from_pointee(live),
         }
@@ -99,49 +101,13 @@ pub async fn run(
     app: Arc<App>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let mut builder = http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT)
-        .max_header_size(MAX_HEAD_BYTES)
-        .keep_alive(true);
-    tokio::pin!(shutdown);
-    loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    // Running out of file descriptors must not end the server; back off.
-                    tracing::warn!(%error, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let _ = stream.set_nodelay(true);
+    let limits = app.connections;
+    let proxies = app.proxies.clone();
+    connection::serve_connections(listener, limits, proxies, shutdown, move |peer, request| {
         let app = Arc::clone(&app);
-        let service = service_fn(move |request| {
-            let app = Arc::clone(&app);
-            async move { Ok::<_, Infallible>(router::handle(&app, peer, request).await) }
-        });
-        let connection = builder.serve_connection(TokioIo::new(stream), service);
-        let connection = graceful.watch(connection);
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::debug!(%peer, %error, "connection ended with an error");
-            }
-        });
-    }
-    drop(listener);
-    tokio::select! {
-        () = graceful.shutdown() => {}
-        () = tokio::time::sleep(Duration::from_secs(10)) => {
-            tracing::warn!("open connections did not finish within 10 s; closing");
-        }
-    }
-    Ok(())
+        async move { router::handle(&app, peer, request).await }
+    })
+    .await
 }
 
 /// The address to print for a bound socket (unspecified addresses become loopback).

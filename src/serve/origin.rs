@@ -6,6 +6,8 @@
 //! a public address serves public data to anyone, so any origin may call unless an allowlist
 //! is configured.
 
+use std::net::IpAddr;
+
 use crate::config::BaseUrl;
 
 #[derive(Debug, Clone)]
@@ -16,25 +18,76 @@ pub struct OriginPolicy {
     bound_to_loopback: bool,
 }
 
-fn host_of(origin: &str) -> &str {
-    let rest = origin.split_once("://").map_or(origin, |(_, rest)| rest);
-    let authority = rest.split('/').next().unwrap_or(rest);
-    if let Some(end) = authority.strip_prefix('[').and_then(|a| a.find(']')) {
-        return &authority[..end + 2];
-    }
-    authority.split(':').next().unwrap_or(authority)
+/// The host of an authority (`host`, `host:port`, `[v6]`, `[v6]:port`), or `None` when it is
+/// not exactly that: `[::1].evil.com` or `127.0.0.1:80:80` have no host.
+fn authority_host(authority: &str) -> Option<&str> {
+    let (host, rest) = if authority.starts_with('[') {
+        authority.split_at(authority.find(']')? + 1)
+    } else {
+        authority.split_at(authority.find(':').unwrap_or(authority.len()))
+    };
+    let port_ok = match rest.strip_prefix(':') {
+        Some(digits) => digits.bytes().all(|b| b.is_ascii_digit()),
+        None => rest.is_empty(),
+    };
+    (port_ok && !host.is_empty()).then_some(host)
 }
 
+/// The host of an origin (`scheme://authority`, with nothing after the authority).
+fn origin_host(origin: &str) -> Option<&str> {
+    let (scheme, authority) = origin.split_once("://")?;
+    if !(scheme == "http" || scheme == "https") {
+        return None;
+    }
+    authority_host(authority)
+}
+
+/// Loopback means `localhost` exactly, or an IP literal that parses as a loopback address.
+/// Names that merely start like one (`127.0.0.1.nip.io`, `127.attacker.example`) resolve
+/// wherever their owner likes.
 fn is_loopback_host(host: &str) -> bool {
-    let host = host.to_ascii_lowercase();
-    host == "localhost" || host == "[::1]" || host == "::1" || host.starts_with("127.")
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    let literal = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    match literal.parse::<IpAddr>() {
+        Ok(IpAddr::V4(v4)) => v4.is_loopback(),
+        Ok(IpAddr::V6(v6)) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+        Err(_) => false,
+    }
+}
+
+/// Whether a `Host` value has the shape RFC 9110 allows: a registered name or IP literal,
+/// optionally with a port (or nothing at all).
+pub fn is_valid_host_header(value: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(value) else {
+        return false;
+    };
+    if text.is_empty() {
+        return true;
+    }
+    let Some(host) = authority_host(text) else {
+        return false;
+    };
+    if let Some(literal) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        return literal.parse::<std::net::Ipv6Addr>().is_ok();
+    }
+    host.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=%".contains(&b))
 }
 
 impl OriginPolicy {
     pub fn new(base: &BaseUrl, allowed: &[String], bound_to_loopback: bool) -> OriginPolicy {
         OriginPolicy {
             base_origin: base.as_str().to_ascii_lowercase(),
-            base_host: host_of(base.as_str()).to_ascii_lowercase(),
+            base_host: origin_host(base.as_str())
+                .unwrap_or_default()
+                .to_ascii_lowercase(),
             allowed: allowed
                 .iter()
                 .map(|o| o.trim().trim_end_matches('/').to_ascii_lowercase())
@@ -50,8 +103,7 @@ impl OriginPolicy {
         if origin == self.base_origin || self.allowed.contains(&origin) {
             return true;
         }
-        let loopback = (origin.starts_with("http://") || origin.starts_with("https://"))
-            && is_loopback_host(host_of(&origin));
+        let loopback = origin_host(&origin).is_some_and(is_loopback_host);
         loopback || (!self.bound_to_loopback && self.allowed.is_empty())
     }
 
@@ -60,10 +112,16 @@ impl OriginPolicy {
         if !self.bound_to_loopback {
             return true;
         }
-        let name = host_of(host).to_ascii_lowercase();
+        let Some(name) = authority_host(host.trim()) else {
+            return false;
+        };
+        let name = name.to_ascii_lowercase();
         is_loopback_host(&name)
             || name == self.base_host
-            || self.allowed.iter().any(|origin| host_of(origin) == name)
+            || self
+                .allowed
+                .iter()
+                .any(|origin| origin_host(origin) == Some(name.as_str()))
     }
 }
 
@@ -98,12 +156,56 @@ mod tests {
             "http://localhost.evil.com",
             "file://",
             "https://info.example.com.evil.com",
+            "http://127.attacker.example:8080",
+            "http://127.0.0.1.nip.io",
+            "http://[::1].evil.com",
+            "http://[::1]evil.com:80",
+            "http://127.0.0.1:80:80",
+            "http://localhost@evil.com",
+            "javascript://127.0.0.1",
         ] {
             assert!(!policy.allows_origin(bad), "{bad}");
         }
         assert!(policy.allows_host("127.0.0.1:8080"));
         assert!(policy.allows_host("info.example.com"));
-        assert!(!policy.allows_host("evil.example.com"));
+        assert!(policy.allows_host("[::1]:8080"));
+        assert!(policy.allows_host("LOCALHOST"));
+        assert!(policy.allows_host("127.9.9.9"));
+        for bad in [
+            "evil.example.com",
+            "127.0.0.1.nip.io",
+            "127.attacker.example:8080",
+            "[::1].evil.com",
+            "localhost.evil.com:8080",
+            "127.0.0.1:80:80",
+        ] {
+            assert!(!policy.allows_host(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn host_header_shapes() {
+        for ok in [
+            "",
+            "example.com",
+            "example.com:8080",
+            "127.0.0.1",
+            "[::1]:80",
+            "a_b.example",
+        ] {
+            assert!(is_valid_host_header(ok.as_bytes()), "{ok}");
+        }
+        for bad in [
+            "exa mple.com",
+            "a/b",
+            "[::1",
+            "[nothing]",
+            "x:80:80",
+            "x:8o",
+            "a@b",
+        ] {
+            assert!(!is_valid_host_header(bad.as_bytes()), "{bad}");
+        }
     }
 
     #[test]

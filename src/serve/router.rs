@@ -3,19 +3,21 @@
 //! a request goes; what happens there lives in `statics` and `auth`.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Limited};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::header::{
     HeaderMap, HeaderName, HeaderValue, ACCEPT, ACCESS_CONTROL_ALLOW_HEADERS,
     ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_MAX_AGE, ALLOW, AUTHORIZATION, CACHE_CONTROL,
-    CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, TRANSFER_ENCODING, WWW_AUTHENTICATE,
+    CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, EXPECT, HOST, ORIGIN, TRANSFER_ENCODING,
+    WWW_AUTHENTICATE,
 };
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::{Method, Request, Response, StatusCode, Version};
 
 use super::reply::{self, Body};
-use super::{statics, App};
+use super::{origin, statics, App};
 use crate::auth::bearer::{self, Presented};
 use crate::auth::endpoints::{self, Answer, PostRequest, MAX_BODY_BYTES};
 use crate::auth::form;
@@ -129,7 +131,33 @@ pub async fn handle(app: &App, peer: SocketAddr, request: Request<Incoming>) -> 
     reply::finish(route(app, peer, request).await)
 }
 
+/// RFC 9112 §3.2: an HTTP/1.1 request has exactly one `Host`, and any request has at most
+/// one, with a value that can be a host. Which host is not checked here (the base URL, not
+/// `Host`, names this service), except on `/mcp` by the origin policy.
+fn check_host(request: &Request<Incoming>) -> Option<Response<Body>> {
+    let mut hosts = request.headers().get_all(HOST).iter();
+    let problem = match (hosts.next(), hosts.next()) {
+        (None, _) if request.version() >= Version::HTTP_11 => {
+            "an HTTP/1.1 request needs a Host header"
+        }
+        (Some(_), Some(_)) => "a request may carry only one Host header",
+        (Some(host), None) if !origin::is_valid_host_header(host.as_bytes()) => {
+            "the Host header is not a host name or address"
+        }
+        _ => return None,
+    };
+    Some(reply::error(
+        StatusCode::BAD_REQUEST,
+        "invalid_request",
+        problem,
+    ))
+}
+
 async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Response<Body> {
+    if let Some(refusal) = check_host(&request) {
+        return refusal;
+    }
+    let client = app.proxies.client_address(peer, request.headers());
     let endpoint = {
         // The live version is held only while no await is pending, and one request never
         // sees two versions: static answers are produced entirely inside this block.
@@ -180,7 +208,18 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
             (Endpoint::Artifact, Some(artifact)) => {
                 return statics::respond(artifact, request.headers())
             }
-            (Endpoint::Health, _) => return statics::respond(&live.health, request.headers()),
+            (Endpoint::Health, _) => {
+                let store = app.auth.store_health();
+                if store.is_ok() {
+                    return statics::respond(&live.health, request.headers());
+                }
+                let mut response = Response::new(Body::new(Bytes::from(live.health_with(&store))));
+                response.headers_mut().insert(CONTENT_TYPE, reply::JSON);
+                response
+                    .headers_mut()
+                    .insert(CACHE_CONTROL, reply::NO_STORE);
+                return response;
+            }
             _ => endpoint,
         }
     };
@@ -202,7 +241,7 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
             } else {
                 &app.auth.token_limit
             };
-            if let Err(retry_after) = limiter.check(peer.ip(), app.clock.now()) {
+            if let Err(retry_after) = limiter.check(client, app.clock.now()) {
                 return Answer::rate_limited(retry_after).into_response();
             }
             with_body(app, request, endpoint).await
@@ -218,9 +257,25 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
 /// Reads a bounded body and hands the request to the auth core.
 async fn with_body(app: &App, request: Request<Incoming>, endpoint: Endpoint) -> Response<Body> {
     let (parts, body) = request.into_parts();
-    let body = match read_limited(&parts.headers, body).await {
+    let body = match read_body(
+        &parts.headers,
+        body,
+        MAX_BODY_BYTES,
+        app.connections.body_timeout,
+    )
+    .await
+    {
         Ok(body) => body,
-        Err(answer) => return answer.into_response(),
+        Err(BodyError::TooLarge) => return Answer::too_large().into_response(),
+        Err(BodyError::TimedOut) => return body_timeout(app.connections.body_timeout),
+        Err(BodyError::Unreadable) => {
+            return Answer::error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "the request body could not be read",
+            )
+            .into_response()
+        }
     };
     let post = PostRequest {
         content_type: single_header(&parts.headers, CONTENT_TYPE),
@@ -231,7 +286,7 @@ async fn with_body(app: &App, request: Request<Incoming>, endpoint: Endpoint) ->
     let answer = match endpoint {
         Endpoint::Register => app.auth.register(post, now),
         Endpoint::Token => app.auth.token(post, now),
-        _ => app.auth.revoke(post, now),
+        _ => app.auth.revoke(post, now).await,
     };
     answer.into_response()
 }
@@ -245,23 +300,86 @@ fn single_header(headers: &HeaderMap, name: hyper::header::HeaderName) -> Option
     first.to_str().ok()
 }
 
-async fn read_limited(headers: &HeaderMap, body: Incoming) -> Result<Bytes, Answer> {
+/// Why a request body was not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BodyError {
+    TooLarge,
+    TimedOut,
+    Unreadable,
+}
+
+/// After refusing an oversized body, up to this much more of it is read and thrown away, so a
+/// client that writes its whole body before reading (Python's `http.client`, for one) sees
+/// the 413 instead of a reset connection.
+const DRAIN_LIMIT: usize = 4 * 1024 * 1024;
+
+/// Reads a body of at most `limit` bytes within `timeout`, however slowly it is sent.
+async fn read_body(
+    headers: &HeaderMap,
+    body: Incoming,
+    limit: usize,
+    timeout: Duration,
+) -> Result<Bytes, BodyError> {
+    let deadline = tokio::time::Instant::now() + timeout;
     let declared = headers
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
-        return Err(Answer::too_large());
+    // A client that waits for `100 Continue` has sent nothing yet: answering at once is
+    // both cheaper and what it expects.
+    let expects_continue = headers.contains_key(EXPECT);
+    let mut body = body;
+    if declared.is_some_and(|length| length > limit as u64) {
+        if !expects_continue {
+            drain(&mut body, deadline).await;
+        }
+        return Err(BodyError::TooLarge);
     }
-    match Limited::new(body, MAX_BODY_BYTES).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => Err(Answer::too_large()),
-        Err(_) => Err(Answer::error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            "the request body could not be read",
-        )),
+    let mut collected = Vec::with_capacity(declared.unwrap_or(0) as usize);
+    loop {
+        let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
+            Err(_) => return Err(BodyError::TimedOut),
+            Ok(None) => return Ok(Bytes::from(collected)),
+            Ok(Some(Err(_))) => return Err(BodyError::Unreadable),
+            Ok(Some(Ok(frame))) => frame,
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        if collected.len() + data.len() > limit {
+            drain(&mut body, deadline).await;
+            return Err(BodyError::TooLarge);
+        }
+        collected.extend_from_slice(&data);
     }
+}
+
+/// Reads and discards up to [`DRAIN_LIMIT`] bytes of `body`, until `deadline` at the latest.
+async fn drain(body: &mut Incoming, deadline: tokio::time::Instant) {
+    let mut discarded = 0usize;
+    while discarded < DRAIN_LIMIT {
+        match tokio::time::timeout_at(deadline, body.frame()).await {
+            Ok(Some(Ok(frame))) => {
+                discarded += frame.data_ref().map_or(0, |data| data.len());
+            }
+            _ => return,
+        }
+    }
+}
+
+fn body_timeout(timeout: Duration) -> Response<Body> {
+    let mut response = reply::error(
+        StatusCode::REQUEST_TIMEOUT,
+        "request_timeout",
+        &format!(
+            "the request body did not arrive within {}",
+            humantime::format_duration(timeout)
+        ),
+    );
+    response
+        .headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 fn method_not_allowed(method: &Method, endpoint: Endpoint) -> Response<Body> {
@@ -429,25 +547,24 @@ async fn mcp_post(app: &App, request: Request<Incoming>) -> Response<Body> {
             "this server answers with application/json; include it in Accept",
         );
     }
-    let declared = parts
-        .headers
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    let too_large = || {
-        mcp_refusal(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            jsonrpc::INVALID_REQUEST,
-            "MCP requests are limited to 1 MiB",
-        )
-    };
-    if declared.is_some_and(|length| length > MAX_MCP_BODY_BYTES as u64) {
-        return too_large();
-    }
-    let body = match Limited::new(body, MAX_MCP_BODY_BYTES).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => return too_large(),
-        Err(_) => {
+    let body = match read_body(
+        &parts.headers,
+        body,
+        MAX_MCP_BODY_BYTES,
+        app.connections.body_timeout,
+    )
+    .await
+    {
+        Ok(body) => body,
+        Err(BodyError::TooLarge) => {
+            return mcp_refusal(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                jsonrpc::INVALID_REQUEST,
+                "MCP requests are limited to 1 MiB",
+            )
+        }
+        Err(BodyError::TimedOut) => return body_timeout(app.connections.body_timeout),
+        Err(BodyError::Unreadable) => {
             return mcp_refusal(
                 StatusCode::BAD_REQUEST,
                 jsonrpc::INVALID_REQUEST,

@@ -17,7 +17,7 @@ use hyper_util::rt::TokioExecutor;
 
 use dossier::auth::endpoints::{AuthService, RateLimits};
 use dossier::auth::keys::Keys;
-use dossier::auth::store::EmbeddedStore;
+use dossier::auth::store::{EmbeddedStore, RevocationStore};
 use dossier::clock::{Clock, ManualClock};
 use dossier::config::{AuthPolicy, BaseUrl, SiteConfig};
 use dossier::live::{self, Source};
@@ -200,6 +200,34 @@ impl TestServer {
         limits: RateLimits,
         configure: impl FnOnce(&mut App),
     ) -> TestServer {
+        TestServer::start_inner(source, state, base, limits, None, configure).await
+    }
+
+    /// A server on the sample content whose revocations go to `store` (opened in `state`).
+    pub async fn start_with_store(
+        state: tempfile::TempDir,
+        store: Box<dyn RevocationStore>,
+    ) -> TestServer {
+        let source = Source::Content(sample_content());
+        TestServer::start_inner(
+            source,
+            state,
+            None,
+            RateLimits::default(),
+            Some(store),
+            |_| {},
+        )
+        .await
+    }
+
+    async fn start_inner(
+        source: Source,
+        state: tempfile::TempDir,
+        base: Option<BaseUrl>,
+        limits: RateLimits,
+        store: Option<Box<dyn RevocationStore>>,
+        configure: impl FnOnce(&mut App),
+    ) -> TestServer {
         let keys = Keys::load_or_create(state.path()).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -214,12 +242,12 @@ impl TestServer {
         let now = SystemTime::UNIX_EPOCH
             + Duration::from_secs(dossier::clock::unix_seconds(SystemTime::now()));
         let clock = Arc::new(ManualClock::new(now));
-        let store = EmbeddedStore::open(state.path()).unwrap();
+        let store = store.unwrap_or_else(|| Box::new(EmbeddedStore::open(state.path()).unwrap()));
         let auth = AuthService::new(
             config.base_url.clone(),
             config.auth.clone(),
             keys,
-            Box::new(store),
+            store,
             limits,
         )
         .unwrap();

@@ -1,0 +1,676 @@
+//! One anonymous client must not be able to slow down, lock out or crash the service: every
+//! limit is crossed here over a real socket, and every fault is injected for real.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{ServerProcess, TestServer};
+use dossier::auth::assertion::{AssertionClaims, AssertionSigner};
+use dossier::auth::endpoints::RateLimits;
+use dossier::auth::keys::Keys;
+use dossier::auth::store::{EmbeddedStore, RETRY_INTERVAL};
+use dossier::live::Source;
+use dossier::serve::client::TrustedProxies;
+use dossier::serve::connection::{self, ConnectionLimits};
+use hyper::{Method, Response, StatusCode};
+use redb::backends::FileBackend;
+use redb::StorageBackend;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+
+/// Sends raw bytes and reads until the server closes or `wait` passes.
+async fn raw_exchange(addr: &str, request: &[u8], wait: Duration) -> String {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request).await.unwrap();
+    read_answer(&mut stream, wait).await
+}
+
+/// What the server wrote before closing (or before `wait` passed with nothing more).
+async fn read_answer(stream: &mut TcpStream, wait: Duration) -> String {
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 8192];
+    loop {
+        match tokio::time::timeout(wait, stream.read(&mut buffer)).await {
+            Ok(Ok(0)) | Err(_) | Ok(Err(_)) => break,
+            Ok(Ok(n)) => {
+                answer.extend_from_slice(&buffer[..n]);
+                // One complete response is enough once its body has arrived.
+                if let Some(text) = complete_response(&answer) {
+                    return text;
+                }
+            }
+        }
+    }
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+fn complete_response(bytes: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    let length: usize = head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse().ok())?
+        })
+        .unwrap_or(0);
+    (body.len() >= length).then(|| text.into_owned())
+}
+
+/// A server on the sample content, with `configure` applied to its app before it starts.
+async fn start_configured(configure: impl FnOnce(&mut dossier::serve::App)) -> TestServer {
+    start_with_limits(RateLimits::default(), configure).await
+}
+
+async fn start_with_limits(
+    limits: RateLimits,
+    configure: impl FnOnce(&mut dossier::serve::App),
+) -> TestServer {
+    TestServer::start_configured(
+        Source::Content(common::sample_content()),
+        tempfile::tempdir().unwrap(),
+        None,
+        limits,
+        configure,
+    )
+    .await
+}
+
+fn host_port(server: &TestServer) -> String {
+    server.base.trim_start_matches("http://").to_string()
+}
+
+#[tokio::test]
+async fn requests_without_exactly_one_valid_host_are_refused() {
+    let server = TestServer::start().await;
+    let addr = host_port(&server);
+    let wait = Duration::from_secs(10);
+    let missing = raw_exchange(&addr, b"GET /api/company HTTP/1.1\r\n\r\n", wait).await;
+    assert!(missing.starts_with("HTTP/1.1 400"), "{missing}");
+    assert!(missing.contains("Host"), "{missing}");
+    let twice = format!("GET /api/company HTTP/1.1\r\nHost: {addr}\r\nHost: {addr}\r\n\r\n");
+    let twice = raw_exchange(&addr, twice.as_bytes(), wait).await;
+    assert!(twice.starts_with("HTTP/1.1 400"), "{twice}");
+    let garbage = raw_exchange(
+        &addr,
+        b"GET /api/company HTTP/1.1\r\nHost: a b/c\r\n\r\n",
+        wait,
+    )
+    .await;
+    assert!(garbage.starts_with("HTTP/1.1 400"), "{garbage}");
+    let good = format!("GET /api/company HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    let good = raw_exchange(&addr, good.as_bytes(), wait).await;
+    assert!(
+        good.starts_with("HTTP/1.1 200"),
+        "{}",
+        &good[..80.min(good.len())]
+    );
+    // HTTP/1.0 predates Host; it is still served.
+    let old = raw_exchange(&addr, b"GET /api/company HTTP/1.0\r\n\r\n", wait).await;
+    assert!(
+        old.starts_with("HTTP/1.0 200"),
+        "{}",
+        &old[..80.min(old.len())]
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn look_alike_loopback_origins_and_hosts_are_refused_on_mcp() {
+    let server = TestServer::start().await;
+    let port = server.base.rsplit(':').next().unwrap().to_string();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let json = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+    ];
+    let attempts = [
+        ("origin", format!("http://127.attacker.example:{port}")),
+        ("origin", format!("http://127.0.0.1.nip.io:{port}")),
+        ("origin", "http://[::1].evil.com".to_string()),
+        ("host", format!("127.0.0.1.nip.io:{port}")),
+        ("host", format!("127.attacker.example:{port}")),
+    ];
+    for (name, value) in &attempts {
+        let mut headers = json.to_vec();
+        headers.push((name, value));
+        let reply = server.send(Method::POST, "/mcp", &headers, body).await;
+        assert_eq!(reply.status, StatusCode::FORBIDDEN, "{name}: {value}");
+    }
+    let mut headers = json.to_vec();
+    let origin = format!("http://localhost:{port}");
+    headers.push(("origin", &origin));
+    let reply = server.send(Method::POST, "/mcp", &headers, body).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_body_that_never_arrives_gets_408_and_the_connection_is_closed() {
+    let server =
+        start_configured(|app| app.connections.body_timeout = Duration::from_millis(500)).await;
+    let addr = host_port(&server);
+    for path in ["/oauth2/revoke", "/oauth2/token", "/mcp"] {
+        let mut stream = TcpStream::connect(&addr).await.unwrap();
+        let content_type = if path == "/mcp" {
+            "application/json"
+        } else {
+            "application/x-www-form-urlencoded"
+        };
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: {content_type}\r\nContent-Length: 1000\r\n\r\ntoken="
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let answer = read_answer(&mut stream, Duration::from_secs(20)).await;
+        assert!(answer.starts_with("HTTP/1.1 408"), "{path}: {answer}");
+        // The server closed its side: the next read sees the end.
+        let mut rest = [0u8; 16];
+        let closed = tokio::time::timeout(Duration::from_secs(20), stream.read(&mut rest)).await;
+        assert!(
+            matches!(closed, Ok(Ok(0)) | Ok(Err(_))),
+            "{path}: still open"
+        );
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_that_writes_its_whole_oversized_body_first_still_sees_413() {
+    // What Python's http.client does: write everything, then read.
+    let server = TestServer::start().await;
+    let addr = host_port(&server);
+    for (path, content_type) in [
+        ("/oauth2/token", "application/x-www-form-urlencoded"),
+        ("/agent/identity", "application/json"),
+        ("/mcp", "application/json"),
+    ] {
+        let body = vec![b'a'; 2 * 1024 * 1024];
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        let mut stream = TcpStream::connect(&addr).await.unwrap();
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream
+            .write_all(&body)
+            .await
+            .unwrap_or_else(|e| panic!("{path}: the server stopped reading: {e}"));
+        let answer = read_answer(&mut stream, Duration::from_secs(20)).await;
+        assert!(answer.starts_with("HTTP/1.1 413"), "{path}: {answer}");
+    }
+    // Chunked, without a declared length: the same.
+    let mut stream = TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "POST /oauth2/token HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    for _ in 0..32 {
+        let chunk = vec![b'a'; 64 * 1024];
+        stream
+            .write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
+            .await
+            .unwrap();
+        stream.write_all(&chunk).await.unwrap();
+        stream.write_all(b"\r\n").await.unwrap();
+    }
+    stream.write_all(b"0\r\n\r\n").await.unwrap();
+    let answer = read_answer(&mut stream, Duration::from_secs(20)).await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "chunked: {answer}");
+    server.stop().await;
+}
+
+/// Opens a connection from `local` (an address on the loopback interface) to `server`.
+async fn connect_from(local: &str, server: &str) -> TcpStream {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket
+        .bind(format!("{local}:0").parse::<SocketAddr>().unwrap())
+        .unwrap();
+    socket
+        .connect(server.parse::<SocketAddr>().unwrap())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn one_address_cannot_hold_every_connection() {
+    let server = start_configured(|app| {
+        app.connections = ConnectionLimits {
+            total: 6,
+            per_client: 3,
+            ..ConnectionLimits::default()
+        }
+    })
+    .await;
+    let addr = host_port(&server);
+    // The attacker opens its share and sends nothing.
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(connect_from("127.0.0.1", &addr).await);
+    }
+    // Let the accept loop count them.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut extra = connect_from("127.0.0.1", &addr).await;
+    let refused = read_answer(&mut extra, Duration::from_secs(10)).await;
+    assert!(refused.starts_with("HTTP/1.1 429"), "{refused}");
+    assert!(refused.to_ascii_lowercase().contains("retry-after: 1"));
+    assert!(refused.contains("too_many_connections"));
+
+    // Another address is still served.
+    let mut other = connect_from("127.0.0.2", &addr).await;
+    let request = format!("GET /api/health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    other.write_all(request.as_bytes()).await.unwrap();
+    let answer = read_answer(&mut other, Duration::from_secs(10)).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+
+    // Past the total, everyone gets 503.
+    for local in ["127.0.0.3", "127.0.0.3", "127.0.0.4"] {
+        held.push(connect_from(local, &addr).await);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut late = connect_from("127.0.0.5", &addr).await;
+    let full = read_answer(&mut late, Duration::from_secs(10)).await;
+    assert!(full.starts_with("HTTP/1.1 503"), "{full}");
+
+    // Closing connections gives their places back.
+    held.clear();
+    let reply = common::eventually(10, "a place frees up", || async {
+        let mut stream = connect_from("127.0.0.1", &addr).await;
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let answer = read_answer(&mut stream, Duration::from_secs(5)).await;
+        answer.starts_with("HTTP/1.1 200").then_some(answer)
+    })
+    .await;
+    assert!(reply.contains("\"status\""));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn idle_connections_are_closed_after_the_header_timeout() {
+    // A connection that never sends a request does not stay forever. (The timeout is 10 s;
+    // this waits for the close, it does not time it.)
+    let server = TestServer::start().await;
+    let mut stream = TcpStream::connect(host_port(&server)).await.unwrap();
+    let mut buffer = [0u8; 64];
+    let closed = tokio::time::timeout(
+        connection::HEADER_READ_TIMEOUT + Duration::from_secs(20),
+        stream.read(&mut buffer),
+    )
+    .await;
+    assert!(matches!(closed, Ok(Ok(_)) | Ok(Err(_))), "never closed");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_panicking_handler_costs_one_request_not_the_server() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(connection::serve_connections(
+        listener,
+        ConnectionLimits::default(),
+        TrustedProxies::default(),
+        async move {
+            let _ = stopped.await;
+        },
+        |_peer, request: hyper::Request<hyper::body::Incoming>| async move {
+            if request.uri().path() == "/boom" {
+                panic!("a handler bug");
+            }
+            Response::new(http_body_util::Full::new(bytes::Bytes::from_static(
+                b"fine",
+            )))
+        },
+    ));
+    let client = common::HttpClient::default();
+    let url = |path: &str| format!("http://{addr}{path}");
+    for _ in 0..3 {
+        let boom = client
+            .send(Method::GET, &url("/boom"), &[], bytes::Bytes::new())
+            .await;
+        assert_eq!(boom.status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(boom.json()["error"], "server_error");
+        let fine = client
+            .send(Method::GET, &url("/ok"), &[], bytes::Bytes::new())
+            .await;
+        assert_eq!(fine.status, StatusCode::OK);
+        assert_eq!(fine.text(), "fine");
+    }
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn a_panic_while_compiling_keeps_the_last_good_version() {
+    let server = TestServer::start().await;
+    let before = server.get("/api/company", &[]).await;
+    dossier::reload::reload_with(&server.app, |_| panic!("a compiler bug"));
+    let health = server.get("/api/health", &[]).await.json();
+    assert_eq!(health["content"]["status"], "error");
+    let message = health["content"]["errors"][0]["message"].as_str().unwrap();
+    assert!(message.contains("a compiler bug"), "{message}");
+    let after = server.get("/api/company", &[]).await;
+    assert_eq!(after.status, StatusCode::OK);
+    assert_eq!(after.body, before.body);
+    server.stop().await;
+}
+
+/// An assertion signed with the server's own key, with any times.
+fn signed_assertion(server: &TestServer, state: &std::path::Path, iat: u64, exp: u64) -> String {
+    let keys = Keys::load_or_create(state).unwrap();
+    let signer = AssertionSigner::new(&keys.identity).unwrap();
+    signer
+        .sign(&AssertionClaims {
+            iss: server.base.clone(),
+            sub: "reg_x".into(),
+            aud: server.base.clone(),
+            jti: format!("as_far_{iat}"),
+            iat,
+            nbf: iat,
+            exp,
+            registration_type: "anonymous".into(),
+        })
+        .unwrap()
+}
+
+#[tokio::test]
+async fn times_near_two_to_the_64_cannot_panic() {
+    let state = tempfile::tempdir().unwrap();
+    let state_path = state.path().to_path_buf();
+    let server = TestServer::start_full(
+        Source::Content(common::sample_content()),
+        state,
+        None,
+        RateLimits::default(),
+    )
+    .await;
+    let form = [("content-type", "application/x-www-form-urlencoded")];
+    for (iat, exp) in [
+        (u64::MAX - 10, u64::MAX),
+        (u64::MAX, u64::MAX),
+        (1 << 63, (1 << 63) + 60),
+        (0, u64::MAX),
+    ] {
+        let assertion = signed_assertion(&server, &state_path, iat, exp);
+        let body = format!("token={assertion}");
+        let revoked = server
+            .send(Method::POST, "/oauth2/revoke", &form, body)
+            .await;
+        assert_eq!(revoked.status, StatusCode::OK, "revoke {iat} {exp}");
+        let body =
+            format!("grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&assertion={assertion}");
+        let token = server
+            .send(Method::POST, "/oauth2/token", &form, body)
+            .await;
+        assert_eq!(token.status, StatusCode::BAD_REQUEST, "token {iat} {exp}");
+        assert_eq!(token.json()["error"], "invalid_grant");
+    }
+    assert_eq!(server.get("/api/health", &[]).await.status, StatusCode::OK);
+    server.stop().await;
+}
+
+/// A disk that fails every write while `full` is set, as a full file system does.
+#[derive(Debug)]
+struct FullDisk(FileBackend, Arc<AtomicBool>);
+
+impl FullDisk {
+    fn check(&self) -> std::io::Result<()> {
+        if self.1.load(Ordering::SeqCst) {
+            return Err(std::io::Error::from(std::io::ErrorKind::StorageFull));
+        }
+        Ok(())
+    }
+}
+
+impl StorageBackend for FullDisk {
+    fn len(&self) -> std::io::Result<u64> {
+        self.0.len()
+    }
+    fn read(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+        self.0.read(offset, len)
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        self.check()?;
+        self.0.set_len(len)
+    }
+    fn sync_data(&self, eventual: bool) -> std::io::Result<()> {
+        self.check()?;
+        self.0.sync_data(eventual)
+    }
+    fn write(&self, offset: u64, data: &[u8]) -> std::io::Result<()> {
+        self.check()?;
+        self.0.write(offset, data)
+    }
+}
+
+async fn client_credentials_token(server: &TestServer) -> String {
+    let reply = server
+        .send(
+            Method::POST,
+            "/oauth2/token",
+            &[("content-type", "application/x-www-form-urlencoded")],
+            "grant_type=client_credentials",
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::OK);
+    reply.json()["access_token"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_full_disk_is_reported_and_recovered_from() {
+    let state = tempfile::tempdir().unwrap();
+    let full = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&full);
+    let store = EmbeddedStore::open_with(
+        state.path(),
+        Box::new(move |file| {
+            Ok(
+                Box::new(FullDisk(FileBackend::new(file)?, Arc::clone(&flag)))
+                    as Box<dyn StorageBackend>,
+            )
+        }),
+    )
+    .unwrap();
+    let server = TestServer::start_with_store(state, Box::new(store)).await;
+    let form = [("content-type", "application/x-www-form-urlencoded")];
+    assert_eq!(
+        server.get("/api/health", &[]).await.json()["store"]["status"],
+        "ok"
+    );
+
+    let revoked_before = client_credentials_token(&server).await;
+    let first = server
+        .send(
+            Method::POST,
+            "/oauth2/revoke",
+            &form,
+            format!("token={revoked_before}"),
+        )
+        .await;
+    assert_eq!(first.status, StatusCode::OK);
+
+    full.store(true, Ordering::SeqCst);
+    // Revoking again what is already on record writes nothing, so the full disk is no
+    // obstacle.
+    let again = server
+        .send(
+            Method::POST,
+            "/oauth2/revoke",
+            &form,
+            format!("token={revoked_before}"),
+        )
+        .await;
+    assert_eq!(again.status, StatusCode::OK);
+    let token = client_credentials_token(&server).await;
+    let refused = server
+        .send(
+            Method::POST,
+            "/oauth2/revoke",
+            &form,
+            format!("token={token}"),
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::SERVICE_UNAVAILABLE);
+    let retry: u64 = refused.header("retry-after").parse().unwrap();
+    assert!((1..=RETRY_INTERVAL.as_secs()).contains(&retry), "{retry}");
+    let health = server.get("/api/health", &[]).await;
+    assert_eq!(health.status, StatusCode::OK);
+    let health = health.json();
+    assert_eq!(health["status"], "degraded");
+    assert_eq!(health["store"]["status"], "degraded");
+    let reason = health["store"]["error"].as_str().unwrap();
+    assert!(!reason.is_empty(), "{health}");
+    assert!(
+        health["store"]["retry_in"].as_u64().unwrap() >= 1,
+        "{health}"
+    );
+    // Reads are unaffected.
+    assert_eq!(server.get("/api/company", &[]).await.status, StatusCode::OK);
+
+    full.store(false, Ordering::SeqCst);
+    let health = common::eventually(15, "the store recovers", || async {
+        let health = server.get("/api/health", &[]).await.json();
+        (health["store"]["status"] == "ok").then_some(health)
+    })
+    .await;
+    assert_eq!(health["status"], "ok");
+    let revoked = server
+        .send(
+            Method::POST,
+            "/oauth2/revoke",
+            &form,
+            format!("token={token}"),
+        )
+        .await;
+    assert_eq!(revoked.status, StatusCode::OK);
+    let call = server
+        .get(
+            "/api/company",
+            &[("authorization", &format!("Bearer {token}"))],
+        )
+        .await;
+    assert_eq!(call.status, StatusCode::UNAUTHORIZED);
+    server.stop().await;
+}
+
+#[test]
+fn a_truncated_revocation_file_stops_the_server_with_a_clear_error() {
+    let state = tempfile::tempdir().unwrap();
+    {
+        let store = EmbeddedStore::open(state.path()).unwrap();
+        drop(store);
+    }
+    let path = state.path().join("revocations.redb");
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(4096).unwrap();
+    drop(file);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dossier"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--no-watch", "--state"])
+        .arg(state.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the server started on a damaged revocation file");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("revocations.redb"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[tokio::test]
+async fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_limit() {
+    let limits = RateLimits {
+        register_per_minute: 2,
+        token_per_minute: 120,
+    };
+    let server = start_with_limits(limits, |app| {
+        app.proxies = TrustedProxies::new(&["127.0.0.1/32".into()], None).unwrap()
+    })
+    .await;
+    let register = |forwarded: &'static str| {
+        let server = &server;
+        async move {
+            server
+                .send(
+                    Method::POST,
+                    "/agent/identity",
+                    &[
+                        ("content-type", "application/json"),
+                        ("x-forwarded-for", forwarded),
+                    ],
+                    r#"{"type":"anonymous"}"#,
+                )
+                .await
+                .status
+        }
+    };
+    assert_eq!(register("198.51.100.1").await, StatusCode::OK);
+    assert_eq!(register("198.51.100.1").await, StatusCode::OK);
+    assert_eq!(
+        register("198.51.100.1").await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    // A forged left-hand entry does not buy a fresh bucket.
+    assert_eq!(
+        register("203.0.113.9, 198.51.100.1").await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    assert_eq!(register("198.51.100.2").await, StatusCode::OK);
+    server.stop().await;
+}
+
+#[test]
+fn serve_refuses_a_bad_trusted_proxy() {
+    let output = common::run_dossier(&[
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--trusted-proxy",
+        "10.0.0.0/99",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("10.0.0.0/99"));
+}
+
+#[tokio::test]
+async fn serve_takes_the_hardening_flags() {
+    let server = ServerProcess::start(&[
+        "--no-watch",
+        "--max-connections",
+        "50",
+        "--max-connections-per-client",
+        "5",
+        "--body-timeout",
+        "3s",
+        "--trusted-proxy",
+        "10.0.0.0/8,192.0.2.1",
+        "--client-ip-header",
+        "CF-Connecting-IP",
+    ]);
+    let client = common::HttpClient::default();
+    let reply = client
+        .send(
+            Method::GET,
+            &server.url("/api/health"),
+            &[],
+            bytes::Bytes::new(),
+        )
+        .await;
+    assert_eq!(reply.status, StatusCode::OK);
+}
