@@ -261,3 +261,91 @@ fn hostile_json_does_not_crash_the_loader() {
         "{errors:?}"
     );
 }
+
+#[test]
+fn only_regular_files_inside_the_content_directory_are_read() {
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.md");
+    fs::write(
+        &secret,
+        "+++\ntitle = \"S\"\nsummary = \"s\"\n+++\nsecret\n",
+    )
+    .unwrap();
+    let errors = errors_after(|dir| {
+        // A FIFO with no writer would block a plain read forever.
+        let company = dir.join("company.json");
+        fs::remove_file(&company).unwrap();
+        let fifo = std::ffi::CString::new(company.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo reads a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        // /dev/zero would be read until memory runs out.
+        std::os::unix::fs::symlink("/dev/zero", dir.join("divisions/zero.json")).unwrap();
+        std::os::unix::fs::symlink(&secret, dir.join("pages/leak.md")).unwrap();
+        std::os::unix::fs::symlink("../../../../../../etc/passwd", dir.join("pages/up.md"))
+            .unwrap();
+        // A link that stays inside is fine.
+        std::os::unix::fs::symlink("about.md", dir.join("pages/about-us.md")).unwrap();
+    });
+    let real_secret = fs::canonicalize(&secret).unwrap();
+    assert_eq!(errors.len(), 4, "{errors:?}");
+    assert_eq!(
+        errors[0],
+        "company.json:0: -: not a regular file (a FIFO, device or directory); only regular files are read"
+    );
+    assert!(
+        errors[1].starts_with("divisions/zero.json:0: -: a symbolic link to /dev/zero, outside"),
+        "{errors:?}"
+    );
+    assert!(
+        errors[2].starts_with(&format!(
+            "pages/leak.md:0: -: a symbolic link to {}, outside",
+            real_secret.display()
+        )),
+        "{errors:?}"
+    );
+    assert!(
+        errors[3].starts_with("pages/up.md:0: -: a symbolic link to /etc/passwd, outside"),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn a_link_inside_the_content_directory_is_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let content_dir = common::copy_of_sample_content(dir.path());
+    fs::rename(
+        content_dir.join("pages/history.md"),
+        content_dir.join("history.md.txt"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("../history.md.txt", content_dir.join("pages/history.md")).unwrap();
+    let site = content::load(&content_dir).unwrap();
+    assert!(site.pages.iter().any(|page| page.slug == "history"));
+}
+
+#[test]
+fn pathologically_deep_markdown_is_refused_at_its_line() {
+    let errors = errors_after(|dir| {
+        // 240 KB of nesting, which the Markdown parser takes seconds to render.
+        let n = 60_000;
+        let body = format!("Intro\n\n{}{}x\n", "> ".repeat(n), "- ".repeat(n));
+        fs::write(
+            dir.join("pages/deep.md"),
+            format!("+++\ntitle = \"Deep\"\nsummary = \"d\"\n+++\n{body}"),
+        )
+        .unwrap();
+        // Thematic breaks and ordinary nesting are fine.
+        fs::write(
+            dir.join("pages/fine.md"),
+            format!(
+                "+++\ntitle = \"Fine\"\nsummary = \"f\"\n+++\n{}\n\n> - 1. > quoted list\n",
+                "* ".repeat(100)
+            ),
+        )
+        .unwrap();
+    });
+    assert_eq!(
+        errors,
+        ["pages/deep.md:7: body: nested 120000 levels deep (block quotes and lists); at most 32 are allowed, since deeper nesting makes rendering slow"]
+    );
+}

@@ -674,3 +674,23 @@ async fn serve_takes_the_hardening_flags() {
         .await;
     assert_eq!(reply.status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn json_rpc_ids_come_back_exactly_as_sent() {
+    let server = TestServer::start().await;
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+    ];
+    for id in ["1267650600228229401496703205376", "1.50", "\"\\u00e9\""] {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+        let reply = server.send(Method::POST, "/mcp", &headers, body).await;
+        assert_eq!(reply.status, StatusCode::OK);
+        assert!(
+            reply.text().contains(&format!("\"id\":{id},")),
+            "{id}: {}",
+            reply.text()
+        );
+    }
+    server.stop().await;
+}

@@ -562,3 +562,59 @@ fn deploy_s3_uploads_every_path_with_its_content_type() {
     ));
     assert!(commands.contains("s3://bucket/site/careers --content-type 'text/html; charset=utf-8'"));
 }
+
+#[tokio::test]
+async fn hostile_content_cannot_put_live_script_in_a_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let content = common::copy_of_sample_content(dir.path());
+    let company_file = content.join("company.json");
+    let company: Value = serde_json::from_slice(&fs::read(&company_file).unwrap()).unwrap();
+    let mut company = company;
+    company["description"] =
+        Value::from("Desc <!--<script> text </script><script>alert(1)</script> & more");
+    fs::write(&company_file, serde_json::to_vec_pretty(&company).unwrap()).unwrap();
+    fs::write(
+        content.join("pages/links.md"),
+        "+++\ntitle = \"Links\"\nsummary = \"l\"\n+++\n[click](javascript:alert(1)) \
+         [data](data:text/html,x) [ok](https://example.com) [ref][r]\n\n[r]: vbscript:x\n",
+    )
+    .unwrap();
+    let server = TestServer::start_with(dossier::live::Source::Content(content)).await;
+
+    let index = server.get("/", &[]).await;
+    let html = index.text();
+    let script = html
+        .split("<script type=\"application/ld+json\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</script>").next())
+        .unwrap();
+    assert!(!script.contains('<') && !script.contains('>') && !script.contains('&'));
+    let json_ld: Value = serde_json::from_str(script).unwrap();
+    assert_eq!(
+        json_ld["description"],
+        "Desc <!--<script> text </script><script>alert(1)</script> & more"
+    );
+    // Every response, pages included, carries the browser security policy.
+    let policy = index.header("content-security-policy");
+    assert!(policy.contains("default-src 'none'") && policy.contains("frame-ancestors 'none'"));
+    assert_eq!(index.header("x-frame-options"), "DENY");
+    assert_eq!(
+        index.header("referrer-policy"),
+        "strict-origin-when-cross-origin"
+    );
+
+    let page = server.get("/links", &[]).await.text();
+    let links = html_links(&page);
+    assert!(links.contains(&"https://example.com".to_string()));
+    for link in links {
+        let lower = link.to_ascii_lowercase();
+        assert!(
+            !lower.starts_with("javascript:")
+                && !lower.starts_with("data:")
+                && !lower.starts_with("vbscript:"),
+            "{link}"
+        );
+    }
+    assert!(page.contains("click") && page.contains("data"));
+    server.stop().await;
+}

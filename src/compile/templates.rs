@@ -7,6 +7,7 @@ use std::path::Path;
 use minijinja::Environment;
 
 use super::CompileError;
+use crate::content::read_regular_file;
 
 /// Every template, with its built-in text.
 const DEFAULTS: [(&str, &str); 8] = [
@@ -41,11 +42,21 @@ impl Templates {
                 minijinja::AutoEscape::None
             }
         });
+        // The same reading rules as content: regular files inside the directory only.
+        let root = dir.and_then(|dir| std::fs::canonicalize(dir).ok());
         for (name, default) in DEFAULTS {
-            let text = match dir.map(|dir| dir.join(name)) {
-                Some(path) if path.is_file() => std::fs::read_to_string(&path).map_err(|e| {
-                    CompileError::new("templates", format!("{}: {e}", path.display()))
-                })?,
+            let text = match (&root, dir.map(|dir| dir.join(name))) {
+                (Some(root), Some(path)) if path.symlink_metadata().is_ok() => {
+                    let bytes = read_regular_file(root, &path).map_err(|e| {
+                        CompileError::new("templates", format!("{}: {e}", path.display()))
+                    })?;
+                    String::from_utf8(bytes).map_err(|_| {
+                        CompileError::new(
+                            "templates",
+                            format!("{}: not valid UTF-8", path.display()),
+                        )
+                    })?
+                }
                 _ => default.to_string(),
             };
             environment

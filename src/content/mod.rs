@@ -20,6 +20,7 @@ pub mod schema;
 mod source;
 
 use std::collections::HashMap;
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
@@ -48,15 +49,23 @@ pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
         return Err(errors);
     }
 
+    // Symbolic links are followed only while they stay inside the content directory.
+    let root = match std::fs::canonicalize(dir) {
+        Ok(root) => root,
+        Err(error) => {
+            errors.push(file_error(dir, format!("cannot read: {error}")));
+            return Err(errors);
+        }
+    };
     let company_file = dir.join("company.json");
-    let company = read_text(&company_file, &mut errors)
+    let company = read_text(&root, &company_file, &mut errors)
         .and_then(|text| parse_json::<Company>(&company_file, &text, &mut errors, Company::check))
         .and_then(|(company, valid)| valid.then_some(company));
 
     let mut divisions = Vec::new();
     let mut division_files: HashMap<String, PathBuf> = HashMap::new();
     for file in list_files(&dir.join("divisions"), "json", &mut errors) {
-        let Some(text) = read_text(&file, &mut errors) else {
+        let Some(text) = read_text(&root, &file, &mut errors) else {
             continue;
         };
         // A division that parses but breaks a field rule still claims its id, so pages
@@ -87,7 +96,8 @@ pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
 
     let mut pages = Vec::new();
     let mut page_files: HashMap<String, PathBuf> = HashMap::new();
-    for (file, parsed, page_errors) in read_pages(list_files(&dir.join("pages"), "md", &mut errors))
+    for (file, parsed, page_errors) in
+        read_pages(&root, list_files(&dir.join("pages"), "md", &mut errors))
     {
         for error in page_errors.0 {
             errors.push(error);
@@ -158,11 +168,11 @@ type ParsedPage = (PathBuf, Option<(Page, FieldLines)>, ContentErrors);
 
 /// Reads and parses page files on every core (a site may have tens of thousands), keeping
 /// their order so errors are reported in file order.
-fn read_pages(files: Vec<PathBuf>) -> Vec<ParsedPage> {
+fn read_pages(root: &Path, files: Vec<PathBuf>) -> Vec<ParsedPage> {
     crate::parallel::map(files, |file| {
         let mut errors = ContentErrors::default();
-        let parsed =
-            read_text(&file, &mut errors).and_then(|text| parse_page(&file, &text, &mut errors));
+        let parsed = read_text(root, &file, &mut errors)
+            .and_then(|text| parse_page(&file, &text, &mut errors));
         (file, parsed, errors)
     })
 }
@@ -195,9 +205,9 @@ fn list_files(dir: &Path, extension: &str, errors: &mut ContentErrors) -> Vec<Pa
             continue;
         }
         let path = entry.path();
-        if path.extension().and_then(|e| e.to_str()) == Some(extension)
-            && entry.file_type().is_file()
-        {
+        // A link is listed like the file it names; reading it checks where it leads.
+        let is_file_or_link = entry.file_type().is_file() || entry.file_type().is_symlink();
+        if path.extension().and_then(|e| e.to_str()) == Some(extension) && is_file_or_link {
             files.push(path.to_path_buf());
         } else {
             errors.push(file_error(
@@ -218,48 +228,98 @@ fn file_error(file: &Path, message: String) -> ContentError {
     }
 }
 
-fn read_text(file: &Path, errors: &mut ContentErrors) -> Option<String> {
-    let metadata = match std::fs::metadata(file) {
-        Ok(metadata) => metadata,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            errors.push(file_error(file, "missing: this file is required".into()));
-            return None;
+/// Why a file under a source directory was not read.
+#[derive(Debug)]
+pub enum ReadError {
+    Missing,
+    /// A symbolic link (somewhere on the path) that resolves outside the directory.
+    Outside(PathBuf),
+    /// A FIFO, device, socket or directory.
+    NotRegular,
+    TooLarge(u64),
+    Io(std::io::Error),
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Missing => f.write_str("missing: this file is required"),
+            ReadError::Outside(target) => write!(
+                f,
+                "a symbolic link to {}, outside the directory; only files inside it are read",
+                target.display()
+            ),
+            ReadError::NotRegular => f.write_str(
+                "not a regular file (a FIFO, device or directory); only regular files are read",
+            ),
+            ReadError::TooLarge(size) => {
+                write!(f, "too large: {size} bytes, at most {MAX_FILE_BYTES}")
+            }
+            ReadError::Io(error) => write!(f, "cannot read: {error}"),
         }
+    }
+}
+
+/// Reads `file`, which must resolve to a regular file inside `root` (a canonical path) and
+/// hold at most [`MAX_FILE_BYTES`]. The type is checked on the opened file, not the path,
+/// and opening never blocks (a FIFO with no writer would otherwise hang the compile).
+pub fn read_regular_file(root: &Path, file: &Path) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    let real = std::fs::canonicalize(file).map_err(|error| match error.kind() {
+        std::io::ErrorKind::NotFound => ReadError::Missing,
+        _ => ReadError::Io(error),
+    })?;
+    if !real.starts_with(root) {
+        return Err(ReadError::Outside(real));
+    }
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
+        .open(&real)
+        .map_err(ReadError::Io)?;
+    let metadata = opened.metadata().map_err(ReadError::Io)?;
+    if !metadata.is_file() {
+        return Err(ReadError::NotRegular);
+    }
+    if metadata.len() > MAX_FILE_BYTES {
+        return Err(ReadError::TooLarge(metadata.len()));
+    }
+    // The file may grow between the check and the read; never read past the limit.
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    opened
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(ReadError::TooLarge(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+fn read_text(root: &Path, file: &Path, errors: &mut ContentErrors) -> Option<String> {
+    let bytes = match read_regular_file(root, file) {
+        Ok(bytes) => bytes,
         Err(error) => {
-            errors.push(file_error(file, format!("cannot read: {error}")));
+            errors.push(file_error(file, error.to_string()));
             return None;
         }
     };
-    if metadata.len() > MAX_FILE_BYTES {
-        errors.push(file_error(
-            file,
-            format!(
-                "too large: {} bytes, at most {MAX_FILE_BYTES}",
-                metadata.len()
-            ),
-        ));
-        return None;
-    }
-    match std::fs::read(file) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => Some(text),
-            Err(error) => {
-                let offset = error.utf8_error().valid_up_to();
-                let line = 1 + error.as_bytes()[..offset]
-                    .iter()
-                    .filter(|b| **b == b'\n')
-                    .count();
-                errors.push(ContentError {
-                    file: file.to_path_buf(),
-                    line,
-                    field: "-".into(),
-                    message: "not valid UTF-8".into(),
-                });
-                None
-            }
-        },
+    match String::from_utf8(bytes) {
+        Ok(text) => Some(text),
         Err(error) => {
-            errors.push(file_error(file, format!("cannot read: {error}")));
+            let offset = error.utf8_error().valid_up_to();
+            let line = 1 + error.as_bytes()[..offset]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count();
+            errors.push(ContentError {
+                file: file.to_path_buf(),
+                line,
+                field: "-".into(),
+                message: "not valid UTF-8".into(),
+            });
             None
         }
     }
@@ -364,8 +424,18 @@ fn parse_page(file: &Path, text: &str, errors: &mut ContentErrors) -> Option<(Pa
     if split.body.trim().is_empty() {
         problems.add("body", "empty: the page has no text after its front matter");
     }
+    let mut body_problem_line = split.body_line;
+    if let Some((offset, depth)) = deepest_nesting(split.body) {
+        body_problem_line = split.body_line + offset;
+        problems.add(
+            "body",
+            format!(
+                "nested {depth} levels deep (block quotes and lists); at most {MAX_NESTING} are allowed, since deeper nesting makes rendering slow"
+            ),
+        );
+    }
     if !problems.0.is_empty() {
-        let body_line = split.body_line;
+        let body_line = body_problem_line;
         let lines_for_body = |field: &str| {
             if field == "body" {
                 body_line
@@ -394,6 +464,68 @@ fn parse_page(file: &Path, text: &str, errors: &mut ContentErrors) -> Option<(Pa
         order: front.order,
     };
     Some((page, lines))
+}
+
+/// Deepest nesting of block quotes and lists a page may use. Real pages stay under ten;
+/// the Markdown parser's time grows with the square of the depth, so one line of 100,000
+/// `> ` would stall every reload for seconds.
+pub const MAX_NESTING: usize = 32;
+
+/// The first line (0-based within `body`) whose container markers (`>`, `-`, `*`, `+`,
+/// `1.`, `1)`) nest deeper than [`MAX_NESTING`], with its depth.
+fn deepest_nesting(body: &str) -> Option<(usize, usize)> {
+    body.lines().enumerate().find_map(|(index, line)| {
+        let depth = nesting_depth(line);
+        (depth > MAX_NESTING).then_some((index, depth))
+    })
+}
+
+fn nesting_depth(line: &str) -> usize {
+    let bytes = line.as_bytes();
+    // `* * * *` and `- - - -` alone on a line are a thematic break, not nested lists.
+    let marks: Vec<u8> = bytes
+        .iter()
+        .copied()
+        .filter(|b| !b" \t".contains(b))
+        .collect();
+    if marks.len() >= 3 && marks.iter().all(|b| *b == marks[0]) && b"-*_".contains(&marks[0]) {
+        return 0;
+    }
+    let mut depth = 0;
+    let mut at = 0;
+    let ends_marker = |at: usize| at >= bytes.len() || bytes[at] == b' ' || bytes[at] == b'\t';
+    while at < bytes.len() {
+        match bytes[at] {
+            b' ' | b'\t' => at += 1,
+            b'>' => {
+                depth += 1;
+                at += 1;
+            }
+            b'-' | b'*' | b'+' if ends_marker(at + 1) => {
+                depth += 1;
+                at += 1;
+            }
+            b'0'..=b'9' => {
+                let digits = bytes[at..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_digit())
+                    .count();
+                let after = at + digits;
+                if digits <= 9
+                    && after < bytes.len()
+                    && (bytes[after] == b'.' || bytes[after] == b')')
+                    && ends_marker(after + 1)
+                {
+                    depth += 1;
+                    at = after + 1;
+                } else {
+                    break;
+                }
+            }
+            _ => break,
+        }
+    }
+    depth
 }
 
 fn report(file: &Path, lines: &FieldLines, problems: Problems, errors: &mut ContentErrors) {

@@ -14,14 +14,32 @@ pub const INTERNAL_ERROR: i64 = -32603;
 pub const HEADER_MISMATCH: i64 = -32020;
 pub const UNSUPPORTED_VERSION: i64 = -32022;
 
-/// A request id: a string or a number, echoed back exactly as sent.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Id(pub Value);
+/// A request id: a string or a number, echoed back byte for byte as sent. Parsing it into a
+/// number would turn `1267650600228229401496703205376` into `1.2676506002282293e30`, and a
+/// client matching responses by id would never find its answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Id(Box<str>);
 
 impl Id {
-    fn json(&self) -> String {
-        serde_json::to_string(&self.0).unwrap_or_else(|_| "null".into())
+    /// The id's JSON text, as it appeared in the request.
+    pub fn json(&self) -> &str {
+        &self.0
     }
+
+    /// An id from its JSON text; `None` unless it is a JSON string or number.
+    pub fn from_json(text: &str) -> Option<Id> {
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::String(_) | Value::Number(_)) => Some(Id(text.trim().into())),
+            _ => None,
+        }
+    }
+}
+
+/// Only the `id` of a message, as raw JSON text.
+#[derive(serde::Deserialize)]
+struct RawId<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a serde_json::value::RawValue>,
 }
 
 /// One incoming message.
@@ -67,7 +85,18 @@ pub fn parse(body: &[u8]) -> Result<Message, Invalid> {
     };
     let id = match object.remove("id") {
         None => None,
-        Some(value @ (Value::String(_) | Value::Number(_))) => Some(Id(value)),
+        Some(Value::String(_) | Value::Number(_)) => {
+            // Read again for the exact text; a body with two `id` members has no one id.
+            let raw = serde_json::from_slice::<RawId<'_>>(body)
+                .ok()
+                .and_then(|raw| raw.id)
+                .ok_or(Invalid {
+                    id: None,
+                    code: INVALID_REQUEST,
+                    message: "the message must have exactly one `id`",
+                })?;
+            Some(Id(raw.get().into()))
+        }
         Some(_) => {
             return Err(Invalid {
                 id: None,
@@ -129,12 +158,15 @@ pub fn error(id: Option<&Id>, code: i64, message: &str, data: Option<Value>) -> 
     if let Some(data) = data {
         error.insert("data".into(), data);
     }
-    let envelope = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": id.map(|id| id.0.clone()).unwrap_or(Value::Null),
-        "error": error,
-    });
-    serde_json::to_vec(&envelope).unwrap_or_default()
+    let error = serde_json::to_vec(&error).unwrap_or_default();
+    let id = id.map_or("null", Id::json);
+    let mut out = Vec::with_capacity(error.len() + id.len() + 40);
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(b",\"error\":");
+    out.extend_from_slice(&error);
+    out.extend_from_slice(b"}");
+    out
 }
 
 #[cfg(test)]
@@ -187,13 +219,41 @@ mod tests {
         for (body, code, id) in cases {
             let invalid = parse(body).unwrap_err();
             assert_eq!(invalid.code, code, "{}", String::from_utf8_lossy(body));
-            assert_eq!(invalid.id.map(|id| id.0), id);
+            let id = id.map(|id| Id::from_json(&id.to_string()).unwrap());
+            assert_eq!(invalid.id, id);
         }
     }
 
     #[test]
+    fn ids_are_echoed_byte_for_byte() {
+        for id in [
+            "1267650600228229401496703205376",
+            "-0",
+            "1.50",
+            "1e3",
+            "12345678901234567890123456789012345678901234567890",
+            r#""\u0041b\"c""#,
+            r#""é""#,
+        ] {
+            let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            let Message::Request { id: parsed, .. } = parse(body.as_bytes()).unwrap() else {
+                panic!("{body}")
+            };
+            let answer = result(&parsed, b"{}");
+            let expected = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#);
+            assert_eq!(String::from_utf8(answer).unwrap(), expected);
+            let failed = error(Some(&parsed), INVALID_PARAMS, "x", None);
+            assert!(String::from_utf8(failed)
+                .unwrap()
+                .contains(&format!("\"id\":{id},")));
+        }
+        let twice = parse(br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#).unwrap_err();
+        assert_eq!(twice.code, INVALID_REQUEST);
+    }
+
+    #[test]
     fn envelopes() {
-        let id = Id("abc".into());
+        let id = Id::from_json("\"abc\"").unwrap();
         assert_eq!(
             result(&id, b"{}"),
             br#"{"jsonrpc":"2.0","id":"abc","result":{}}"#

@@ -4,10 +4,13 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::header::{
     HeaderName, HeaderValue, ACCESS_CONTROL_ALLOW_ORIGIN, ACCESS_CONTROL_EXPOSE_HEADERS,
-    CACHE_CONTROL, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS,
+    CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, REFERRER_POLICY, X_CONTENT_TYPE_OPTIONS,
+    X_FRAME_OPTIONS,
 };
 use hyper::{Response, StatusCode};
 use serde::Serialize;
+
+use crate::compile::cdn::COMMON_HEADERS;
 
 pub type Body = Full<Bytes>;
 
@@ -16,9 +19,34 @@ pub const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
 pub const PRAGMA: HeaderName = HeaderName::from_static("pragma");
 pub const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
 
-/// Headers a browser-based client may read from our responses: the same list the CDN
-/// `_headers` file declares.
-const EXPOSED: HeaderValue = HeaderValue::from_static(crate::compile::cdn::COMMON_HEADERS[1].1);
+/// What every response carries: the same list, in the same order, as the CDN `_headers`
+/// file's `/*` rule ([`COMMON_HEADERS`]), checked by a test below.
+const COMMON: [(HeaderName, HeaderValue); 6] = [
+    (
+        ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static(COMMON_HEADERS[0].1),
+    ),
+    (
+        ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static(COMMON_HEADERS[1].1),
+    ),
+    (
+        X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static(COMMON_HEADERS[2].1),
+    ),
+    (
+        CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(COMMON_HEADERS[3].1),
+    ),
+    (
+        REFERRER_POLICY,
+        HeaderValue::from_static(COMMON_HEADERS[4].1),
+    ),
+    (
+        X_FRAME_OPTIONS,
+        HeaderValue::from_static(COMMON_HEADERS[5].1),
+    ),
+];
 
 /// `{"error": "...", "error_description": "..."}`: the error body on every surface but
 /// JSON-RPC.
@@ -43,12 +71,13 @@ pub fn error(status: StatusCode, code: &str, description: &str) -> Response<Body
 }
 
 /// Adds what every response carries: CORS for any origin without credentials (the data is
-/// public), and `nosniff` so no body is ever reinterpreted as another type.
+/// public), `nosniff` so no body is ever reinterpreted as another type, and the browser
+/// security policy for pages.
 pub fn finish(mut response: Response<Body>) -> Response<Body> {
     let headers = response.headers_mut();
-    headers.insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-    headers.insert(ACCESS_CONTROL_EXPOSE_HEADERS, EXPOSED);
-    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    for (name, value) in COMMON {
+        headers.insert(name, value);
+    }
     response
 }
 
@@ -65,5 +94,18 @@ impl crate::auth::endpoints::Answer {
             headers.append(name, value);
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_server_sends_what_the_cdn_rules_say() {
+        for ((name, value), (cdn_name, cdn_value)) in COMMON.iter().zip(COMMON_HEADERS) {
+            assert!(name.as_str().eq_ignore_ascii_case(cdn_name));
+            assert_eq!(value, cdn_value);
+        }
     }
 }

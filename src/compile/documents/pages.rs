@@ -10,7 +10,7 @@
 
 use hyper::header::{HeaderValue, LINK};
 use minijinja::context;
-use pulldown_cmark::{html, Event, Options, Parser};
+use pulldown_cmark::{html, Event, Options, Parser, Tag, TagEnd};
 use serde_json::{json, Value};
 
 use super::auth_md::MARKDOWN;
@@ -22,16 +22,51 @@ use crate::paths;
 pub const HTML: &str = "text/html; charset=utf-8";
 pub const CSS: &str = "text/css; charset=utf-8";
 
-/// CommonMark to HTML. Raw HTML in the source is shown as text, never passed through.
+/// CommonMark to HTML. Raw HTML in the source is shown as text, never passed through, and
+/// only links and images that cannot run code keep their target (see [`is_safe_url`]); the
+/// others are rendered inert: a link becomes its text, an image its alt text.
 pub fn markdown_to_html(markdown: &str) -> String {
     let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
-    let events = Parser::new_ext(markdown, options).map(|event| match event {
-        Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
-        other => other,
+    // Link and image ends must match their starts: a refused start hides its end too.
+    let mut refused: Vec<bool> = Vec::new();
+    let events = Parser::new_ext(markdown, options).filter_map(|event| match event {
+        Event::Html(raw) | Event::InlineHtml(raw) => Some(Event::Text(raw)),
+        Event::Start(Tag::Link { ref dest_url, .. } | Tag::Image { ref dest_url, .. }) => {
+            let safe = is_safe_url(dest_url);
+            refused.push(!safe);
+            safe.then_some(event)
+        }
+        Event::End(TagEnd::Link | TagEnd::Image) => {
+            let was_refused = refused.pop().unwrap_or(false);
+            (!was_refused).then_some(event)
+        }
+        other => Some(other),
     });
     let mut out = String::new();
     html::push_html(&mut out, events);
     out
+}
+
+/// Whether a link target in a page may become a live `href` / `src`: relative references,
+/// and absolute ones with the schemes `http`, `https`, `mailto` and `tel`. The scheme is
+/// read the way a browser reads it, after dropping the tabs, newlines and leading control
+/// characters it ignores (`java\tscript:` is `javascript:`). Entities are already decoded
+/// by the Markdown parser.
+pub fn is_safe_url(url: &str) -> bool {
+    let cleaned: String = url
+        .trim_start_matches(|c: char| c <= ' ')
+        .chars()
+        .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+        .collect();
+    let scheme_end = cleaned.find(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c)));
+    match scheme_end {
+        Some(end) if cleaned[end..].starts_with(':') && end > 0 => {
+            let scheme = cleaned[..end].to_ascii_lowercase();
+            matches!(scheme.as_str(), "http" | "https" | "mailto" | "tel")
+        }
+        // No scheme: a path, query or fragment on this site.
+        _ => true,
+    }
 }
 
 /// Templates plus the context every page shares, converted to template values once per
@@ -182,9 +217,25 @@ fn json_ld(input: &CompileInput<'_>) -> String {
         "identifier": company.identifiers.iter().map(|i| json!({"@type": "PropertyValue", "propertyID": i.scheme, "value": i.value})).collect::<Vec<_>>(),
         "department": departments,
     });
-    let text = serde_json::to_string(&strip_nulls(value)).unwrap_or_default();
-    // Inside <script>, only "</" can end the element early.
-    text.replace("</", "<\\/")
+    script_safe_json(&serde_json::to_string(&strip_nulls(value)).unwrap_or_default())
+}
+
+/// JSON that can sit inside `<script>`: `<`, `>` and `&` become `\u003c`, `\u003e` and
+/// `\u0026` (and the line separators `\u2028` / `\u2029`), so no content (`</script>`,
+/// `<!--`) can end or change the script element. The JSON means the same after.
+pub fn script_safe_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 fn strip_nulls(value: Value) -> Value {
@@ -446,6 +497,75 @@ mod tests {
             "{html}"
         );
         assert!(html.contains("&lt;script&gt;") && html.contains("<strong>world</strong>"));
+    }
+
+    #[test]
+    fn only_links_that_cannot_run_code_stay_links() {
+        let page = "[a](javascript:alert(1)) [b](JaVaScRiPt:alert(1)) [c](vbscript:msgbox) \
+             [d](data:text/html;base64,PHNjcmlwdD4=) [e](javascript&#58;alert(1)) \
+             [f](&#106;avascript:alert(1)) [g](java&#9;script:alert(1)) [h][ref] \
+             <javascript:alert(1)> ![i](javascript:alert(1)) [j](%20javascript:alert(1)) \
+             [k](\u{1}javascript:alert(1))\n\n[ref]: javascript:alert(1)\n";
+        let html = markdown_to_html(page);
+        let targets: Vec<&str> = ["href=\"", "src=\""]
+            .iter()
+            .flat_map(|attribute| html.split(attribute).skip(1))
+            .filter_map(|rest| rest.split('"').next())
+            .collect();
+        assert!(
+            !targets.is_empty(),
+            "the harmless relative link stays: {html}"
+        );
+        for target in &targets {
+            let lower = target.to_ascii_lowercase();
+            assert!(
+                !["javascript:", "vbscript:", "data:"]
+                    .iter()
+                    .any(|s| lower.starts_with(s)),
+                "{target} in {html}"
+            );
+        }
+        assert!(!html.contains("<img"), "{html}");
+        // The text survives, inert.
+        for text in ["a", "b", "c", "d", "h", "i"] {
+            assert!(
+                html.contains(&format!("{text} ")) || html.contains(text),
+                "{text}: {html}"
+            );
+        }
+        let fine = markdown_to_html(
+            "[w](https://example.com) [m](mailto:a@example.com) [t](tel:+15550100) \
+             [r](/careers) [q](?x=1) [f](#top) [p](careers.md) <https://example.com/x>",
+        );
+        for href in [
+            "https://example.com",
+            "mailto:a@example.com",
+            "tel:+15550100",
+            "/careers",
+            "?x=1",
+            "#top",
+            "careers.md",
+            "https://example.com/x",
+        ] {
+            assert!(fine.contains(&format!("href=\"{href}\"")), "{href}: {fine}");
+        }
+        // A refused link inside an allowed one (or the reverse) keeps the tags balanced.
+        let nested = markdown_to_html("[![x](javascript:1)](https://example.com)");
+        assert_eq!(
+            nested.matches("<a ").count(),
+            nested.matches("</a>").count()
+        );
+    }
+
+    #[test]
+    fn json_in_script_cannot_end_the_element() {
+        let json = serde_json::to_string("Desc <!--<script> </script> a & b \u{2028}").unwrap();
+        let safe = script_safe_json(&json);
+        for bad in ["<", ">", "&", "\u{2028}"] {
+            assert!(!safe.contains(bad), "{safe}");
+        }
+        let back: String = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, "Desc <!--<script> </script> a & b \u{2028}");
     }
 
     #[test]
