@@ -41,6 +41,20 @@ bench-reload *ARGS:
     cargo build --release
     python3 benches/reload_bench.py {{ARGS}}
 
+# Fuzz every parser of untrusted bytes for SECONDS each (cargo-fuzz; stable Rust via
+# RUSTC_BOOTSTRAP), printing executions per target. Crashes land in fuzz/artifacts/<target>/.
+fuzz SECONDS="60":
+    command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+    RUSTC_BOOTSTRAP=1 cargo fuzz build -s none --debug-assertions
+    mkdir -p fuzz/corpus
+    for target in $(cargo fuzz list); do \
+        mkdir -p fuzz/corpus/$target; \
+        RUSTC_BOOTSTRAP=1 cargo fuzz run -s none --debug-assertions $target fuzz/corpus/$target fuzz/seeds/$target -- \
+            -max_total_time={{SECONDS}} -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 2>&1 \
+            | grep -E '^Done|ERROR|panicked|SUMMARY' | sed "s/^/$target: /"; \
+        test "${PIPESTATUS[0]}" -eq 0 || { echo "$target: failed; see fuzz/artifacts/$target"; exit 1; }; \
+    done
+
 # Upload build/ to S3 with each file's Content-Type from the manifest (needs the AWS CLI),
 # e.g. `just deploy-s3 s3://my-bucket` or `just deploy-s3 s3://my-bucket --dry-run`.
 deploy-s3 TARGET *ARGS:

@@ -54,16 +54,26 @@ def wait_for(url, deadline=20):
     raise SystemExit(f"{url} did not come up")
 
 
+def common_headers(build_dir):
+    """The headers of the `/*` rule in build/_headers: what dossier adds to every response."""
+    headers, inside = [], False
+    with open(os.path.join(build_dir, "_headers")) as f:
+        for line in f:
+            if not line.startswith(" "):
+                inside = line.strip() == "/*"
+                continue
+            name, value = line.strip().split(": ", 1)
+            if inside and name != "Cache-Control":
+                headers.append((name, value))
+    return headers
+
+
 def nginx_config(build_dir, manifest, port, workdir):
     """A tuned nginx config (as in shared/reference/perf.md) serving build/ like dossier."""
     locations = []
+    common = common_headers(build_dir)
     for path, entry in sorted(manifest["artifacts"].items()):
-        headers = [
-            ("Cache-Control", entry["cache_control"]),
-            ("Access-Control-Allow-Origin", "*"),
-            ("Access-Control-Expose-Headers", "ETag, Link, WWW-Authenticate, Retry-After, Content-Length"),
-            ("X-Content-Type-Options", "nosniff"),
-        ]
+        headers = [("Cache-Control", entry["cache_control"])] + common
         headers += [(name, value) for name, value in entry.get("headers", {}).items()]
         add = "\n".join(
             f"            add_header {name} '{value}' always;" for name, value in headers
@@ -143,7 +153,8 @@ def check_same_responses(servers):
         (a_body, a_headers), (b_body, b_headers) = answers.values()
         if a_body != b_body:
             raise SystemExit(f"servers send different bodies for {headers}")
-        for name in ("Content-Type", "Content-Encoding", "Cache-Control", "Vary", "Access-Control-Allow-Origin"):
+        for name in ("Content-Type", "Content-Encoding", "Cache-Control", "Vary", "Access-Control-Allow-Origin",
+                     "Content-Security-Policy"):
             if a_headers.get(name) != b_headers.get(name):
                 raise SystemExit(f"servers differ in {name}: {a_headers.get(name)!r} vs {b_headers.get(name)!r}")
 
@@ -157,6 +168,61 @@ def access_token(base):
         return json.load(response)["access_token"]
 
 
+class RevokeFlood:
+    """One client revoking its own token over and over on `connections` keep-alive
+    connections, at up to `rate` requests per second in total, in a thread of its own.
+    (The rate is capped so the flood measures blocking, not the two cores being shared
+    with the flooding client itself.)"""
+
+    def __init__(self, base, token, connections, rate):
+        import threading
+        self.host, self.port = base.removeprefix("http://").split(":")
+        self.request = (
+            f"POST /oauth2/revoke HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+            "Content-Type: application/x-www-form-urlencoded\r\n"
+            f"Content-Length: {len('token=') + len(token)}\r\n\r\ntoken={token}"
+        ).encode()
+        self.connections, self.rate = connections, rate
+        self.sent = self.failed = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def __enter__(self):
+        self.started = time.time()
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        self.elapsed = time.time() - self.started
+
+    def run(self):
+        import asyncio
+        asyncio.run(self.flood())
+
+    async def flood(self):
+        import asyncio
+        interval = self.connections / self.rate
+
+        async def one():
+            reader, writer = await asyncio.open_connection(self.host, int(self.port))
+            next_at = time.monotonic()
+            while not self.stop.is_set():
+                writer.write(self.request)
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(re.search(rb"(?i)content-length: (\d+)", head).group(1))
+                await reader.readexactly(length)
+                self.sent += 1
+                if not head.startswith(b"HTTP/1.1 200"):
+                    self.failed += 1
+                next_at += interval
+                await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+            writer.close()
+
+        await asyncio.gather(*(one() for _ in range(self.connections)))
+
+
 def etag_of(url):
     with urllib.request.urlopen(url) as response:
         return response.headers["ETag"]
@@ -167,6 +233,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--duration", type=int, default=5)
     parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--flood-rate", type=int, default=2000,
+                        help="revocations per second in the revoke-flood case")
     args = parser.parse_args()
 
     ensure_tools()
@@ -219,6 +287,26 @@ def main():
                 print(f"{case:32} {name:8} {rps:10.0f} {p50:9.0f} {p99:9.0f}   rounds: "
                       + ", ".join(f"{r[0]:.0f}" for r in runs), flush=True)
             print(f"{case:32} ratio dossier/nginx: {medians['dossier'] / medians['nginx']:.2f}x", flush=True)
+            if case == "GET /api/company (identity)":
+                alone = medians["dossier"]
+
+        # One anonymous client floods /oauth2/revoke with its own token on 32 connections;
+        # GET throughput must not depend on the disk (only the first revocation writes).
+        flood_token = access_token(servers["dossier"])
+        case = "GET /api/company (revoke flood)"
+        runs = []
+        for _ in range(args.rounds):
+            with RevokeFlood(servers["dossier"], flood_token, 32, args.flood_rate) as flood:
+                runs.append(run_wrk(servers["dossier"] + "/api/company", [], args.duration,
+                                    args.connections))
+            if flood.failed:
+                raise SystemExit(f"{flood.failed} revocations failed")
+        rps = statistics.median(r[0] for r in runs)
+        p99 = statistics.median(r[2] for r in runs)
+        print(f"{case:32} {'dossier':8} {rps:10.0f} {statistics.median(r[1] for r in runs):9.0f} "
+              f"{p99:9.0f}   rounds: " + ", ".join(f"{r[0]:.0f}" for r in runs)
+              + f"; flood {flood.sent / flood.elapsed:.0f} revocations/s", flush=True)
+        print(f"{case:32} ratio flood/alone: {rps / alone:.2f}x (must stay >= 0.80)", flush=True)
     finally:
         dossier.send_signal(signal.SIGTERM)
         nginx.send_signal(signal.SIGQUIT)

@@ -6,7 +6,7 @@
 
 pub mod artifact;
 pub mod cdn;
-mod documents;
+pub mod documents;
 pub mod output;
 pub mod templates;
 

@@ -36,6 +36,33 @@ use source::FieldLines;
 /// and a runaway file must not exhaust memory.
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
+/// Validates the text of one content file as [`load`] would, by where it sits in the tree
+/// (`company.json`, `divisions/<name>.json` or `pages/<name>.md`), without the disk and
+/// without the checks that need the other files (references, duplicates).
+pub fn check_text(relative: &Path, text: &str) -> Result<(), ContentErrors> {
+    let mut errors = ContentErrors::default();
+    let parent = relative.parent().and_then(|p| p.to_str()).unwrap_or("");
+    let extension = relative.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let valid = match (parent, extension) {
+        ("", "json") => parse_json::<Company>(relative, text, &mut errors, Company::check)
+            .is_some_and(|(_, valid)| valid),
+        ("divisions", "json") => {
+            parse_json::<Division>(relative, text, &mut errors, Division::check)
+                .is_some_and(|(_, valid)| valid)
+        }
+        ("pages", "md") => parse_page(relative, text, &mut errors).is_some(),
+        _ => {
+            errors.push(file_error(relative, "not a content file".into()));
+            false
+        }
+    };
+    if valid && errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
 /// Reads and validates the content tree at `dir`.
 pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
     let mut errors = ContentErrors::default();
