@@ -253,7 +253,10 @@ def main():
 
     env = dict(os.environ, DOSSIER_LOG="warn")
     dossier = subprocess.Popen([DOSSIER, "serve", "--from", build_dir, "--addr", f"127.0.0.1:{dossier_port}",
-                                "--state", state], stdout=subprocess.DEVNULL, env=env)
+                                "--state", state,
+                                # wrk is one address with many connections
+                                "--max-connections-per-client", "100000"],
+                               stdout=subprocess.DEVNULL, env=env)
     nginx_bin = shutil.which("nginx") or "/usr/sbin/nginx"
     nginx = subprocess.Popen([nginx_bin, "-c", nginx_config(build_dir, manifest, nginx_port, workdir)])
     servers = {"dossier": f"http://127.0.0.1:{dossier_port}", "nginx": f"http://127.0.0.1:{nginx_port}"}

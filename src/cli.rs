@@ -297,7 +297,12 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
     let store = match EmbeddedStore::open(&args.state) {
         Ok(store) => store,
         Err(error) => {
-            eprintln!("error: {error} (is another dossier serving from this state directory?)");
+            let hint = if error.message.contains("already open") {
+                " (is another dossier serving from this state directory?)"
+            } else {
+                ""
+            };
+            eprintln!("error: {error}{hint}");
             return ExitCode::FAILURE;
         }
     };

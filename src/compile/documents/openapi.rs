@@ -338,9 +338,18 @@ fn schemas() -> Value {
         },
         "Health": {
             "type": "object",
-            "required": ["status", "version", "started_at", "content"],
+            "required": ["status", "version", "started_at", "content", "store"],
             "properties": {
-                "status": {"type": "string", "enum": ["ok"]},
+                "status": {"type": "string", "enum": ["ok", "degraded"], "description": "`degraded` while the revocation store cannot write; everything else keeps working."},
+                "store": {
+                    "type": "object",
+                    "required": ["status"],
+                    "properties": {
+                        "status": {"type": "string", "enum": ["ok", "degraded"]},
+                        "error": {"type": "string", "description": "Why writes fail (present while degraded)."},
+                        "retry_in": {"type": "integer", "minimum": 1, "description": "Seconds until the store next tries to reopen its database."}
+                    }
+                },
                 "version": {"type": "string"},
                 "started_at": {"type": "string", "format": "date-time"},
                 "content": {
@@ -539,7 +548,14 @@ fn auth_paths() -> Vec<(&'static str, Value)> {
                 "requestBody": form("RevocationRequest"),
                 "responses": {
                     "200": {"description": "Revoked, or unknown: the answer is the same."},
-                    "400": error_response("`invalid_request`: no `token`, a repeated parameter or a wrong content type.")
+                    "400": error_response("`invalid_request`: no `token`, a repeated parameter or a wrong content type."),
+                    "408": error_response("`request_timeout`: the body did not arrive in time."),
+                    "413": error_response("`request_too_large`: bodies are limited to 64 KiB."),
+                    "503": {
+                        "description": "`temporarily_unavailable`: the revocation store cannot write right now; nothing was revoked.",
+                        "headers": {"Retry-After": {"description": "Seconds until the store tries again.", "schema": {"type": "integer"}}},
+                        "content": {"application/json": {"schema": schema_ref("Error")}}
+                    }
                 }
             }}),
         ),
