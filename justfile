@@ -19,10 +19,11 @@ build *ARGS:
 # (OpenAPI validator, OAuth and JOSE libraries, MCP SDK clients, the MCP conformance suite,
 # a headless Chromium).
 test:
+    command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq --no-install-recommends redis-server)
     cargo test --all-targets
     python3 -m pip install --quiet --disable-pip-version-check -r tests/external/requirements.txt
     npm ci --prefix tests/external/node --no-audit --no-fund --silent
-    command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+    command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium)
     bash conformance/run.sh
     python3 -m pytest -q tests/external
 

@@ -293,6 +293,47 @@ def main():
             if case == "GET /api/company (identity)":
                 alone = medians["dossier"]
 
+        # Bearer GETs on an instance whose revocations live in Redis, against the embedded
+        # store: the token check must stay in memory either way.
+        if shutil.which("redis-server"):
+            redis_port, shared_port = free_port(), free_port()
+            redis = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(redis_port),
+                                      "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
+            shared = None
+            try:
+                time.sleep(0.3)
+                shared = subprocess.Popen(
+                    [DOSSIER, "serve", "--from", build_dir, "--addr", f"127.0.0.1:{shared_port}",
+                     "--state", state, "--store", f"redis://127.0.0.1:{redis_port}/0",
+                     "--max-connections-per-client", "100000"],
+                    stdout=subprocess.DEVNULL, env=env)
+                shared_url = f"http://127.0.0.1:{shared_port}"
+                wait_for(shared_url + "/api/company")
+                targets = {"embedded": (servers["dossier"], token),
+                           "redis": (shared_url, access_token(shared_url))}
+                case = "GET /api/company (bearer, store)"
+                results = {name: [] for name in targets}
+                for _ in range(args.rounds):
+                    for name, (url, bearer) in targets.items():
+                        results[name].append(run_wrk(url + "/api/company", [f"Authorization: Bearer {bearer}"],
+                                                     args.duration, args.connections))
+                medians = {}
+                for name, runs in results.items():
+                    medians[name] = statistics.median(r[0] for r in runs)
+                    print(f"{case:32} {name:8} {medians[name]:10.0f} "
+                          f"{statistics.median(r[1] for r in runs):9.0f} {statistics.median(r[2] for r in runs):9.0f}"
+                          "   rounds: " + ", ".join(f"{r[0]:.0f}" for r in runs), flush=True)
+                print(f"{case:32} ratio redis/embedded: {medians['redis'] / medians['embedded']:.2f}x "
+                      "(goal >= 0.90)", flush=True)
+            finally:
+                if shared:
+                    shared.send_signal(signal.SIGTERM)
+                    shared.wait(timeout=15)
+                redis.terminate()
+                redis.wait(timeout=15)
+        else:
+            print("redis-server not installed: skipping the shared-store case", flush=True)
+
         # One anonymous client floods /oauth2/revoke with its own token on 32 connections;
         # GET throughput must not depend on the disk (only the first revocation writes).
         flood_token = access_token(servers["dossier"])

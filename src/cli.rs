@@ -8,9 +8,10 @@ use std::sync::Arc;
 use clap::{Args, Parser, Subcommand};
 use tokio::net::TcpListener;
 
-use crate::auth::endpoints::{AuthService, RateLimits};
+use crate::auth::endpoints::{AuthService, Limiter, RateLimits};
 use crate::auth::keys::Keys;
-use crate::auth::store::EmbeddedStore;
+use crate::auth::redis_store::RedisStore;
+use crate::auth::store::{EmbeddedStore, RevocationStore};
 use crate::clock::SystemClock;
 use crate::compile::output;
 use crate::config::{AuthPolicy, BaseUrl, SiteConfig};
@@ -122,6 +123,10 @@ pub struct ServeArgs {
     /// get 429. Trusted proxies are exempt.
     #[arg(long, env = "DOSSIER_MAX_CONNECTIONS_PER_CLIENT", default_value_t = ConnectionLimits::default().per_client)]
     pub max_connections_per_client: usize,
+    /// Where revocations and rate limits live: `embedded` (redb in --state, one instance) or
+    /// `redis://HOST:PORT/DB` / `rediss://` (shared by several instances; Valkey works too).
+    #[arg(long, env = "DOSSIER_STORE")]
+    pub store: Option<String>,
     /// How long a client may take to send a whole request body (e.g. 10s); slower gets 408.
     #[arg(long, env = "DOSSIER_BODY_TIMEOUT", default_value = "10s", value_parser = humantime::parse_duration)]
     pub body_timeout: std::time::Duration,
@@ -294,30 +299,48 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         base_url = %config.base_url,
         "loaded"
     );
-    let store = match EmbeddedStore::open(&args.state) {
-        Ok(store) => store,
-        Err(error) => {
-            let hint = if error.message.contains("already open") {
-                " (is another dossier serving from this state directory?)"
-            } else {
-                ""
-            };
-            eprintln!("error: {error}{hint}");
-            return ExitCode::FAILURE;
-        }
-    };
     let limits = RateLimits {
         register_per_minute: args.register_rate_limit,
         token_per_minute: args.token_rate_limit,
+    };
+    let (store, shared_limits): (Box<dyn RevocationStore>, _) = match args.store.as_deref() {
+        None | Some("embedded") => match EmbeddedStore::open(&args.state) {
+            Ok(store) => (Box::new(store), None),
+            Err(error) => {
+                let hint = if error.message.contains("already open") {
+                    " (is another dossier serving from this state directory?)"
+                } else {
+                    ""
+                };
+                eprintln!("error: {error}{hint}");
+                return ExitCode::FAILURE;
+            }
+        },
+        Some(url) => match RedisStore::connect(url).await {
+            Ok(store) => {
+                let limiters = (
+                    Limiter::Shared(store.limiter("register", limits.register_per_minute)),
+                    Limiter::Shared(store.limiter("token", limits.token_per_minute)),
+                );
+                (Box::new(store), Some(limiters))
+            }
+            Err(error) => {
+                eprintln!("error: {error}");
+                return ExitCode::FAILURE;
+            }
+        },
     };
     let auth = match AuthService::new(
         config.base_url.clone(),
         config.auth.clone(),
         keys,
-        Box::new(store),
+        store,
         limits,
     ) {
-        Ok(auth) => auth,
+        Ok(auth) => match shared_limits {
+            Some((register, token)) => auth.with_limiters(register, token),
+            None => auth,
+        },
         Err(error) => {
             eprintln!("error: {error}");
             return ExitCode::FAILURE;

@@ -52,6 +52,8 @@ pub enum AccessTokenError {
     NotYetValid,
     WrongAudience,
     Revoked,
+    /// Revocations cannot be confirmed right now (a shared store is unreachable).
+    Unverifiable,
 }
 
 impl AccessTokenError {
@@ -63,6 +65,9 @@ impl AccessTokenError {
             AccessTokenError::NotYetValid => "the access token is not valid yet",
             AccessTokenError::WrongAudience => "the access token is for another resource",
             AccessTokenError::Revoked => "the access token has been revoked",
+            AccessTokenError::Unverifiable => {
+                "the token cannot be checked right now; retry shortly"
+            }
         }
     }
 }

@@ -5,6 +5,7 @@
 //! rate limiters) and takes `now` as an argument, so every rule can be tested without a
 //! socket or a real clock. `serve` only turns HTTP into [`PostRequest`]s and answers back.
 
+use std::net::IpAddr;
 use std::time::{Duration, SystemTime};
 
 use base64::engine::general_purpose::STANDARD;
@@ -19,6 +20,7 @@ use super::form::{self, Form};
 use super::keys::Keys;
 use super::limits::RateLimiter;
 use super::random_id;
+use super::redis_store::SharedLimiter;
 use super::store::{RevocationStore, StoreError, StoreHealth};
 use crate::clock::{rfc3339, unix_seconds};
 use crate::config::{AuthPolicy, BaseUrl, CLIENT_CREDENTIALS_GRANT, JWT_BEARER_GRANT};
@@ -93,7 +95,7 @@ impl Answer {
         .with_header(RETRY_AFTER, HeaderValue::from(seconds))
     }
 
-    fn unavailable(error: &StoreError) -> Answer {
+    pub fn unavailable(error: &StoreError) -> Answer {
         tracing::warn!(%error, "revocation refused: the store is unavailable");
         // Whole seconds, rounded up, so a client that waits that long finds the retry done.
         let seconds = error.retry_after.as_secs() + u64::from(error.retry_after.subsec_nanos() > 0);
@@ -126,8 +128,38 @@ pub struct AuthService {
     public_point: Vec<u8>,
     store: Box<dyn RevocationStore>,
     verified: VerifiedTokens,
-    pub register_limit: RateLimiter,
-    pub token_limit: RateLimiter,
+    register_limit: Limiter,
+    token_limit: Limiter,
+}
+
+/// Where a rate limit keeps its buckets.
+pub enum Limiter {
+    /// In this process: right for a single instance.
+    Local(RateLimiter),
+    /// In Redis, shared by every instance.
+    Shared(SharedLimiter),
+}
+
+impl Limiter {
+    /// `Ok` to proceed, or the refusal to send: 429 over the limit, 503 (fail closed) when
+    /// a shared limit cannot be consulted.
+    pub async fn admit(&self, client: IpAddr, now: SystemTime) -> Result<(), Answer> {
+        match self {
+            Limiter::Local(limiter) => limiter.check(client, now).map_err(Answer::rate_limited),
+            Limiter::Shared(limiter) => match limiter.check(client).await {
+                Ok(None) => Ok(()),
+                Ok(Some(wait)) => Err(Answer::rate_limited(wait)),
+                Err(error) => Err(Answer::unavailable(&error)),
+            },
+        }
+    }
+}
+
+/// The endpoints that mint credentials, each with its own limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Minting {
+    Registration,
+    Token,
 }
 
 /// Per-address limits for the endpoints that mint credentials.
@@ -193,9 +225,29 @@ impl AuthService {
             public_point,
             store,
             verified: VerifiedTokens::default(),
-            register_limit: RateLimiter::new(limits.register_per_minute),
-            token_limit: RateLimiter::new(limits.token_per_minute),
+            register_limit: Limiter::Local(RateLimiter::new(limits.register_per_minute)),
+            token_limit: Limiter::Local(RateLimiter::new(limits.token_per_minute)),
         })
+    }
+
+    /// Replaces the in-process rate limits with shared ones (several instances).
+    pub fn with_limiters(mut self, register: Limiter, token: Limiter) -> AuthService {
+        self.register_limit = register;
+        self.token_limit = token;
+        self
+    }
+
+    /// Takes one request of `kind` from `client`'s allowance, or says why not.
+    pub async fn admit(
+        &self,
+        kind: Minting,
+        client: IpAddr,
+        now: SystemTime,
+    ) -> Result<(), Answer> {
+        match kind {
+            Minting::Registration => self.register_limit.admit(client, now).await,
+            Minting::Token => self.token_limit.admit(client, now).await,
+        }
     }
 
     pub fn keys(&self) -> &Keys {
@@ -225,6 +277,9 @@ impl AuthService {
         if verified.issued > now + skew {
             return Err(AccessTokenError::NotYetValid);
         }
+        self.store
+            .readable()
+            .map_err(|_| AccessTokenError::Unverifiable)?;
         let revoked = self.store.is_revoked(&verified.jti)
             || verified
                 .assertion_jti
@@ -360,6 +415,9 @@ impl AuthService {
                         "the jwt-bearer grant needs the parameter `assertion`",
                     );
                 };
+                if let Err(error) = self.store.readable() {
+                    return Answer::unavailable(&error);
+                }
                 let claims = match self.check_assertion(assertion, now) {
                     Ok(claims) => claims,
                     Err(error) => return Answer::bad_request("invalid_grant", error.description()),

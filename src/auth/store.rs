@@ -94,6 +94,13 @@ pub trait RevocationStore: Send + Sync {
     /// Whether `id` was revoked. Must be cheap: it runs on every authenticated request.
     fn is_revoked(&self, id: &str) -> bool;
 
+    /// Whether [`RevocationStore::is_revoked`] can be trusted right now. A shared store whose
+    /// view may be missing recent revocations says no, and credentials are then refused
+    /// (503) rather than checked against it. A local store always can.
+    fn readable(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// Forgets revocations of credentials that have expired by `now`; resolves to how many.
     fn purge_expired(&self, now: SystemTime) -> StoreFuture<usize>;
 

@@ -11,15 +11,16 @@ use hyper::body::Incoming;
 use hyper::header::{
     HeaderMap, HeaderName, HeaderValue, ACCEPT, ACCESS_CONTROL_ALLOW_HEADERS,
     ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_MAX_AGE, ALLOW, AUTHORIZATION, CACHE_CONTROL,
-    CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, EXPECT, HOST, ORIGIN, TRANSFER_ENCODING,
+    CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, EXPECT, HOST, ORIGIN, RETRY_AFTER, TRANSFER_ENCODING,
     WWW_AUTHENTICATE,
 };
 use hyper::{Method, Request, Response, StatusCode, Version};
 
 use super::reply::{self, Body};
 use super::{origin, statics, App};
+use crate::auth::access::AccessTokenError;
 use crate::auth::bearer::{self, Presented};
-use crate::auth::endpoints::{self, Answer, PostRequest, MAX_BODY_BYTES};
+use crate::auth::endpoints::{self, Answer, Minting, PostRequest, MAX_BODY_BYTES};
 use crate::auth::form;
 use crate::mcp::{self, jsonrpc, McpHeaders};
 use crate::paths;
@@ -236,13 +237,13 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
         }
         Endpoint::Claim => endpoints::claim().into_response(),
         Endpoint::Register | Endpoint::Token => {
-            let limiter = if endpoint == Endpoint::Register {
-                &app.auth.register_limit
+            let kind = if endpoint == Endpoint::Register {
+                Minting::Registration
             } else {
-                &app.auth.token_limit
+                Minting::Token
             };
-            if let Err(retry_after) = limiter.check(client, app.clock.now()) {
-                return Answer::rate_limited(retry_after).into_response();
+            if let Err(refusal) = app.auth.admit(kind, client, app.clock.now()).await {
+                return refusal.into_response();
             }
             with_body(app, request, endpoint).await
         }
@@ -445,6 +446,18 @@ fn check_bearer(
         Presented::Nothing => return None,
         Presented::Token(token) => match app.auth.check_access_token(token, app.clock.now()) {
             Ok(()) => return None,
+            // Fail closed: a token that may have been revoked is never accepted.
+            Err(AccessTokenError::Unverifiable) => {
+                let mut response = reply::error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "temporarily_unavailable",
+                    AccessTokenError::Unverifiable.description(),
+                );
+                response
+                    .headers_mut()
+                    .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+                return Some(response);
+            }
             Err(error) => error.description(),
         },
         Presented::Unusable(problem) => problem,

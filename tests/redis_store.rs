@@ -1,0 +1,248 @@
+//! Several instances on one Redis: shared revocations and rate limits, failing closed while
+//! Redis is away, and resuming when it is back. A real `redis-server` is started on a free
+//! loopback port by the test and stopped by it.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use common::{HttpClient, Reply, ServerProcess};
+use hyper::{Method, StatusCode};
+
+/// A `redis-server` on 127.0.0.1, with its data in `dir` (append-only file on, as a
+/// deployment that must keep revocations across a Redis restart would run it).
+struct Redis {
+    child: Child,
+    port: u16,
+}
+
+impl Redis {
+    fn start(dir: &Path) -> Redis {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        Redis::start_on(dir, port)
+    }
+
+    fn start_on(dir: &Path, port: u16) -> Redis {
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--save", "", "--appendonly", "yes", "--appendfsync", "always"])
+            .arg("--dir")
+            .arg(dir)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server is needed for these tests (CI installs it: apt-get install redis-server)");
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "redis did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Redis { child, port }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn instance(state: &Path, redis: &str) -> ServerProcess {
+    ServerProcess::start(&[
+        "--no-watch",
+        "--state",
+        state.to_str().unwrap(),
+        "--store",
+        redis,
+        "--register-rate-limit",
+        "3",
+        // Several instances behind one CDN serve one public origin.
+        "--base-url",
+        "https://info.example.com",
+    ])
+}
+
+async fn token(client: &HttpClient, server: &ServerProcess) -> Reply {
+    client
+        .send(
+            Method::POST,
+            &server.url("/oauth2/token"),
+            &[("content-type", "application/x-www-form-urlencoded")],
+            "grant_type=client_credentials",
+        )
+        .await
+}
+
+async fn access_token(client: &HttpClient, server: &ServerProcess) -> String {
+    let reply = token(client, server).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text());
+    reply.json()["access_token"].as_str().unwrap().to_string()
+}
+
+async fn api_with(client: &HttpClient, server: &ServerProcess, token: &str) -> StatusCode {
+    client
+        .send(
+            Method::GET,
+            &server.url("/api/company"),
+            &[("authorization", &format!("Bearer {token}"))],
+            Bytes::new(),
+        )
+        .await
+        .status
+}
+
+async fn revoke(client: &HttpClient, server: &ServerProcess, token: &str) -> Reply {
+    client
+        .send(
+            Method::POST,
+            &server.url("/oauth2/revoke"),
+            &[("content-type", "application/x-www-form-urlencoded")],
+            format!("token={token}"),
+        )
+        .await
+}
+
+async fn register(client: &HttpClient, server: &ServerProcess) -> StatusCode {
+    client
+        .send(
+            Method::POST,
+            &server.url("/agent/identity"),
+            &[("content-type", "application/json")],
+            r#"{"type":"anonymous"}"#,
+        )
+        .await
+        .status
+}
+
+#[tokio::test]
+async fn two_instances_share_one_redis() {
+    let data = tempfile::tempdir().unwrap();
+    let mut redis = Redis::start(data.path());
+    // One state directory: the instances share their keys through it (as copies would).
+    let state = tempfile::tempdir().unwrap();
+    let a = instance(state.path(), &redis.url());
+    let b = instance(state.path(), &redis.url());
+    let client = HttpClient::default();
+
+    // A token minted on A works on B.
+    let token_a = access_token(&client, &a).await;
+    assert_eq!(api_with(&client, &b, &token_a).await, StatusCode::OK);
+
+    // A revocation acknowledged by A is refused by B, within the staleness bound.
+    let revoked = revoke(&client, &a, &token_a).await;
+    assert_eq!(revoked.status, StatusCode::OK, "{}", revoked.text());
+    let acknowledged = Instant::now();
+    common::eventually(5, "B refuses the revoked token", || async {
+        (api_with(&client, &b, &token_a).await == StatusCode::UNAUTHORIZED).then_some(())
+    })
+    .await;
+    println!(
+        "revocation on A refused by B after {:?}",
+        acknowledged.elapsed()
+    );
+
+    // The registration limit (3 a minute) is one bucket for both instances.
+    assert_eq!(register(&client, &a).await, StatusCode::OK);
+    assert_eq!(register(&client, &b).await, StatusCode::OK);
+    assert_eq!(register(&client, &a).await, StatusCode::OK);
+    assert_eq!(register(&client, &b).await, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(register(&client, &a).await, StatusCode::TOO_MANY_REQUESTS);
+
+    // Redis goes away: anonymous reads go on; anything that needs the store fails closed.
+    let still_valid = access_token(&client, &b).await;
+    redis.stop();
+    assert_eq!(
+        client
+            .send(Method::GET, &a.url("/api/company"), &[], Bytes::new())
+            .await
+            .status,
+        StatusCode::OK
+    );
+    let refused = common::eventually(5, "tokens are refused while Redis is away", || async {
+        (api_with(&client, &a, &still_valid).await == StatusCode::SERVICE_UNAVAILABLE).then_some(())
+    })
+    .await;
+    let () = refused;
+    common::eventually(5, "B's health reports the store", || async {
+        let health = client
+            .send(Method::GET, &b.url("/api/health"), &[], Bytes::new())
+            .await
+            .json();
+        (health["store"]["status"] == "degraded" && health["status"] == "degraded").then_some(())
+    })
+    .await;
+    let issued = token(&client, &a).await;
+    assert_eq!(issued.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(issued.headers.contains_key("retry-after"));
+    let revoking = revoke(&client, &b, &still_valid).await;
+    assert_eq!(revoking.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(register(&client, &b).await, StatusCode::SERVICE_UNAVAILABLE);
+
+    // Redis is back (same data): everything resumes without a restart.
+    redis = Redis::start_on(data.path(), redis.port);
+    for server in [&a, &b] {
+        common::eventually(10, "tokens work again", || async {
+            (api_with(&client, server, &still_valid).await == StatusCode::OK).then_some(())
+        })
+        .await;
+        assert_eq!(
+            api_with(&client, server, &token_a).await,
+            StatusCode::UNAUTHORIZED
+        );
+    }
+
+    // Both instances killed: no acknowledged revocation is lost.
+    let revoked = revoke(&client, &b, &still_valid).await;
+    assert_eq!(revoked.status, StatusCode::OK);
+    drop(a);
+    drop(b);
+    let a = instance(state.path(), &redis.url());
+    for token in [&token_a, &still_valid] {
+        assert_eq!(api_with(&client, &a, token).await, StatusCode::UNAUTHORIZED);
+    }
+    drop(redis);
+}
+
+#[test]
+fn an_unreachable_redis_stops_startup_with_a_clear_error() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let state = tempfile::tempdir().unwrap();
+    let output = common::run_dossier(&[
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--no-watch",
+        "--state",
+        state.path().to_str().unwrap(),
+        "--store",
+        &format!("redis://127.0.0.1:{port}/0"),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("Redis"), "{stderr}");
+    let bad = common::run_dossier(&["serve", "--addr", "127.0.0.1:0", "--store", "mysql://x"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--store"));
+}
