@@ -21,6 +21,8 @@ build *ARGS:
 test:
     command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq --no-install-recommends redis-server)
     cargo test --all-targets
+    # The auth suite again, with revocations and rate limits in Redis instead of redb.
+    DOSSIER_TEST_STORE=redis cargo test --test auth_flow
     python3 -m pip install --quiet --disable-pip-version-check -r tests/external/requirements.txt
     npm ci --prefix tests/external/node --no-audit --no-fund --silent
     command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium)

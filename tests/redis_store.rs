@@ -5,65 +5,11 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
-use common::{HttpClient, Reply, ServerProcess};
+use common::{HttpClient, RedisServer, Reply, ServerProcess};
 use hyper::{Method, StatusCode};
-
-/// A `redis-server` on 127.0.0.1, with its data in `dir` (append-only file on, as a
-/// deployment that must keep revocations across a Redis restart would run it).
-struct Redis {
-    child: Child,
-    port: u16,
-}
-
-impl Redis {
-    fn start(dir: &Path) -> Redis {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        Redis::start_on(dir, port)
-    }
-
-    fn start_on(dir: &Path, port: u16) -> Redis {
-        let child = Command::new("redis-server")
-            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
-            .args(["--save", "", "--appendonly", "yes", "--appendfsync", "always"])
-            .arg("--dir")
-            .arg(dir)
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("redis-server is needed for these tests (CI installs it: apt-get install redis-server)");
-        let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "redis did not start"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Redis { child, port }
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/0", self.port)
-    }
-
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
 
 fn instance(state: &Path, redis: &str) -> ServerProcess {
     ServerProcess::start(&[
@@ -135,7 +81,7 @@ async fn register(client: &HttpClient, server: &ServerProcess) -> StatusCode {
 #[tokio::test]
 async fn two_instances_share_one_redis() {
     let data = tempfile::tempdir().unwrap();
-    let mut redis = Redis::start(data.path());
+    let mut redis = RedisServer::start_in(data.path(), common::free_port());
     // One state directory: the instances share their keys through it (as copies would).
     let state = tempfile::tempdir().unwrap();
     let a = instance(state.path(), &redis.url());
@@ -197,7 +143,7 @@ async fn two_instances_share_one_redis() {
     assert_eq!(register(&client, &b).await, StatusCode::SERVICE_UNAVAILABLE);
 
     // Redis is back (same data): everything resumes without a restart.
-    redis = Redis::start_on(data.path(), redis.port);
+    redis = RedisServer::start_in(data.path(), redis.port);
     for server in [&a, &b] {
         common::eventually(10, "tokens work again", || async {
             (api_with(&client, server, &still_valid).await == StatusCode::OK).then_some(())
@@ -223,11 +169,7 @@ async fn two_instances_share_one_redis() {
 
 #[test]
 fn an_unreachable_redis_stops_startup_with_a_clear_error() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::free_port();
     let state = tempfile::tempdir().unwrap();
     let output = common::run_dossier(&[
         "serve",

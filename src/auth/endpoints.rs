@@ -146,7 +146,7 @@ impl Limiter {
     pub async fn admit(&self, client: IpAddr, now: SystemTime) -> Result<(), Answer> {
         match self {
             Limiter::Local(limiter) => limiter.check(client, now).map_err(Answer::rate_limited),
-            Limiter::Shared(limiter) => match limiter.check(client).await {
+            Limiter::Shared(limiter) => match limiter.check(client, now).await {
                 Ok(None) => Ok(()),
                 Ok(Some(wait)) => Err(Answer::rate_limited(wait)),
                 Err(error) => Err(Answer::unavailable(&error)),

@@ -20,7 +20,7 @@
 //! Reads without a credential never touch the store.
 //!
 //! Rate limits are a token bucket per client address held in Redis and updated by one
-//! script, using the Redis server's clock, so every instance draws from the same bucket.
+//! script, so every instance draws from the same bucket.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -33,7 +33,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{AsyncCommands, Client, Script};
 
 use super::limits::group;
-use super::store::{RevocationStore, StoreError, StoreFuture, StoreHealth};
+use super::store::{already_kept, RevocationStore, StoreError, StoreFuture, StoreHealth};
 use crate::clock::unix_seconds;
 
 /// The channel revocations and heartbeats travel on.
@@ -63,12 +63,13 @@ return expires
 "#;
 
 /// One token bucket: takes a token or says how many milliseconds until one is there.
-/// ARGV: capacity, refill per millisecond.
+/// ARGV: capacity, refill per millisecond, now (Unix milliseconds, from the instance's clock:
+/// the one clock every rule uses, so tests can move it; a clock behind never refills less
+/// than zero).
 const BUCKET_SCRIPT: &str = r#"
 local capacity = tonumber(ARGV[1])
 local rate = tonumber(ARGV[2])
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local now = tonumber(ARGV[3])
 local state = redis.call('HMGET', KEYS[1], 't', 'u')
 local tokens = tonumber(state[1]) or capacity
 local updated = tonumber(state[2]) or now
@@ -199,13 +200,7 @@ impl RedisStore {
 impl RevocationStore for RedisStore {
     fn revoke(&self, id: &str, expires_at: SystemTime) -> StoreFuture<()> {
         let expires = unix_seconds(expires_at);
-        let known = self
-            .view
-            .revoked
-            .read()
-            .ok()
-            .and_then(|map| map.get(id).copied());
-        if known.is_some_and(|kept| kept >= expires) {
+        if already_kept(&self.view.revoked, id, expires) {
             return Box::pin(std::future::ready(Ok(())));
         }
         let mut connection = self.connection.clone();
@@ -388,7 +383,11 @@ impl SharedLimiter {
 
     /// Takes one request from `address`'s bucket: `Ok(None)` when allowed, `Ok(Some(wait))`
     /// when over the limit, `Err` when Redis cannot be asked (the caller refuses: fail closed).
-    pub async fn check(&self, address: IpAddr) -> Result<Option<Duration>, StoreError> {
+    pub async fn check(
+        &self,
+        address: IpAddr,
+        now: SystemTime,
+    ) -> Result<Option<Duration>, StoreError> {
         if self.per_minute == 0 {
             return Ok(None);
         }
@@ -397,14 +396,18 @@ impl SharedLimiter {
         let mut invocation =
             self.script
                 .key(format!("{RATE_PREFIX}{}:{}", self.kind, group(address)));
-        invocation.arg(capacity).arg(per_ms);
+        let now_ms = now
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        invocation.arg(capacity).arg(per_ms).arg(now_ms);
         let mut connection = self.connection.clone();
         let wait_ms: u64 =
             tokio::time::timeout(COMMAND_TIMEOUT, invocation.invoke_async(&mut connection))
                 .await
                 .map_err(|_| unavailable("Redis did not answer in time"))?
                 .map_err(unavailable)?;
-        Ok((wait_ms > 0).then(|| Duration::from_millis(wait_ms).max(Duration::from_secs(1))))
+        // Whole seconds, rounded up, as `Retry-After` says them.
+        Ok((wait_ms > 0).then(|| Duration::from_secs(wait_ms.div_ceil(1000).max(1))))
     }
 }
 

@@ -108,6 +108,16 @@ pub trait RevocationStore: Send + Sync {
     fn health(&self) -> StoreHealth;
 }
 
+/// Whether `revoked` already keeps `id` until `expires` or later: revoking it again then
+/// changes nothing, so it writes nothing.
+pub(crate) fn already_kept(revoked: &RwLock<HashMap<String, u64>>, id: &str, expires: u64) -> bool {
+    revoked
+        .read()
+        .ok()
+        .and_then(|map| map.get(id).copied())
+        .is_some_and(|kept| kept >= expires)
+}
+
 /// Opens the file a store lives in: the seam where tests put a failing disk.
 pub type Opener = Box<dyn Fn(File) -> Result<Box<dyn StorageBackend>, redb::DatabaseError> + Send>;
 
@@ -276,12 +286,7 @@ impl EmbeddedStore {
 impl RevocationStore for EmbeddedStore {
     fn revoke(&self, id: &str, expires_at: SystemTime) -> StoreFuture<()> {
         let expires = unix_seconds(expires_at);
-        let known = self
-            .revoked
-            .read()
-            .ok()
-            .and_then(|map| map.get(id).copied());
-        if known.is_some_and(|kept| kept >= expires) {
+        if already_kept(&self.revoked, id, expires) {
             return Box::pin(std::future::ready(Ok(())));
         }
         let (done, answer) = oneshot::channel();

@@ -15,8 +15,9 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
-use dossier::auth::endpoints::{AuthService, RateLimits};
+use dossier::auth::endpoints::{AuthService, Limiter, RateLimits};
 use dossier::auth::keys::Keys;
+use dossier::auth::redis_store::RedisStore;
 use dossier::auth::store::{EmbeddedStore, RevocationStore};
 use dossier::clock::{Clock, ManualClock};
 use dossier::config::{AuthPolicy, BaseUrl, SiteConfig};
@@ -126,6 +127,80 @@ pub struct TestServer {
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
     _state: tempfile::TempDir,
+    _redis: Option<RedisServer>,
+}
+
+/// A `redis-server` on a free loopback port, with its data in a directory of its own
+/// (append-only file on), stopped when dropped.
+pub struct RedisServer {
+    child: Child,
+    pub port: u16,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl RedisServer {
+    pub fn start() -> RedisServer {
+        let dir = tempfile::tempdir().unwrap();
+        let mut server = RedisServer::start_in(dir.path(), free_port());
+        server._dir = Some(dir);
+        server
+    }
+
+    /// Starts (or restarts) a server keeping its data in `dir`, on `port`.
+    pub fn start_in(dir: &Path, port: u16) -> RedisServer {
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+            ])
+            .arg("--dir")
+            .arg(dir)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server is needed (`just test` and CI install it with apt-get)");
+        let started = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "redis did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        RedisServer {
+            child,
+            port,
+            _dir: None,
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A loopback port nothing listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 impl TestServer {
@@ -242,7 +317,24 @@ impl TestServer {
         let now = SystemTime::UNIX_EPOCH
             + Duration::from_secs(dossier::clock::unix_seconds(SystemTime::now()));
         let clock = Arc::new(ManualClock::new(now));
-        let store = store.unwrap_or_else(|| Box::new(EmbeddedStore::open(state.path()).unwrap()));
+        // `DOSSIER_TEST_STORE=redis` runs the same tests against the shared store, on a
+        // redis-server of this server's own.
+        let mut redis = None;
+        let mut shared_limits = None;
+        let store: Box<dyn RevocationStore> = match store {
+            Some(store) => store,
+            None if std::env::var("DOSSIER_TEST_STORE").as_deref() == Ok("redis") => {
+                let server = RedisServer::start();
+                let store = RedisStore::connect(&server.url()).await.unwrap();
+                shared_limits = Some((
+                    Limiter::Shared(store.limiter("register", limits.register_per_minute)),
+                    Limiter::Shared(store.limiter("token", limits.token_per_minute)),
+                ));
+                redis = Some(server);
+                Box::new(store)
+            }
+            None => Box::new(EmbeddedStore::open(state.path()).unwrap()),
+        };
         let auth = AuthService::new(
             config.base_url.clone(),
             config.auth.clone(),
@@ -251,6 +343,10 @@ impl TestServer {
             limits,
         )
         .unwrap();
+        let auth = match shared_limits {
+            Some((register, token)) => auth.with_limiters(register, token),
+            None => auth,
+        };
         let origins = OriginPolicy::new(&config.base_url, &[], true);
         let mut app = App::new(
             config,
@@ -277,6 +373,7 @@ impl TestServer {
             shutdown: Some(shutdown),
             task: Some(task),
             _state: state,
+            _redis: redis,
         }
     }
 
