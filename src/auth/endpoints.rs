@@ -96,7 +96,9 @@ impl Answer {
     }
 
     pub fn unavailable(error: &StoreError) -> Answer {
-        tracing::warn!(%error, "revocation refused: the store is unavailable");
+        // The store logs its own state changes; one line per refused request would let a
+        // client flood the log during an outage.
+        tracing::debug!(%error, "refused: the store is unavailable");
         // Whole seconds, rounded up, so a client that waits that long finds the retry done.
         let seconds = error.retry_after.as_secs() + u64::from(error.retry_after.subsec_nanos() > 0);
         let seconds = seconds.max(1);
@@ -510,10 +512,15 @@ impl AuthService {
             let keep_until =
                 (expires + self.policy.clock_skew).min(now + longest + self.policy.clock_skew);
             if keep_until > now {
+                // Logged once per credential: a client repeating a revocation must not be
+                // able to flood the log.
+                let first = !self.store.is_revoked(&jti);
                 if let Err(error) = self.store.revoke(&jti, keep_until).await {
                     return Answer::unavailable(&error);
                 }
-                tracing::info!(credential = %jti, "revoked");
+                if first {
+                    tracing::info!(credential = %jti, "revoked");
+                }
             }
         }
         Answer {

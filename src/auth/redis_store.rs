@@ -301,6 +301,7 @@ async fn follow_once(
         tracing::info!(revocations = count, "shared store connected and resynced");
     }
     let mut messages = pubsub.into_on_message();
+    let subscribed_at = Instant::now();
     let mut heartbeat = tokio::time::interval(HEARTBEAT);
     heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -321,6 +322,11 @@ async fn follow_once(
                 .await;
                 if !matches!(sent, Ok(Ok(_))) && !view.is_fresh() {
                     return "heartbeats are not getting through".into();
+                }
+                // Publishing works but nothing comes back: the subscription is dead without
+                // having said so. Start over rather than stay stale.
+                if !view.is_fresh() && subscribed_at.elapsed() > 2 * MAX_STALENESS {
+                    return "heartbeats are not coming back on the subscription".into();
                 }
             }
         }
