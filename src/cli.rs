@@ -10,7 +10,7 @@ use tokio::net::TcpListener;
 
 use crate::auth::endpoints::{AuthService, Limiter, RateLimits};
 use crate::auth::keys::Keys;
-use crate::auth::redis_store::RedisStore;
+use crate::auth::redis_store::{share_keys, RedisStore};
 use crate::auth::store::{EmbeddedStore, RevocationStore};
 use crate::clock::SystemClock;
 use crate::compile::output;
@@ -281,10 +281,25 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         },
         (None, Source::Content(_)) => format!("http://{local}"),
     };
+    let shared = args.store.as_deref().filter(|store| *store != "embedded");
+    // Several instances sign with one set of keys: take Redis's before loading them...
+    if let Some(url) = shared {
+        if let Err(error) = share_keys(url, &args.state).await {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+    }
     let (config, keys) = match configure(&base_text, &args.state, &args.templates) {
         Ok(ready) => ready,
         Err(code) => return code,
     };
+    // ...and publish any this instance just created.
+    if let Some(url) = shared {
+        if let Err(error) = share_keys(url, &args.state).await {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+    }
     let version = match live::prepare(&source, &config, keys.identity.jwk(), None) {
         Ok(version) => version,
         Err(error) => {

@@ -82,10 +82,37 @@ async fn register(client: &HttpClient, server: &ServerProcess) -> StatusCode {
 async fn two_instances_share_one_redis() {
     let data = tempfile::tempdir().unwrap();
     let mut redis = RedisServer::start_in(data.path(), common::free_port());
-    // One state directory: the instances share their keys through it (as copies would).
+    // Separate state directories: A publishes its keys, B (with none) takes them.
     let state = tempfile::tempdir().unwrap();
+    let state_b = tempfile::tempdir().unwrap();
     let a = instance(state.path(), &redis.url());
-    let b = instance(state.path(), &redis.url());
+    let b = instance(state_b.path(), &redis.url());
+    for file in ["identity-es256.pem", "access-v4-local.paserk"] {
+        assert_eq!(
+            std::fs::read(state.path().join(file)).unwrap(),
+            std::fs::read(state_b.path().join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    // An instance with other keys refuses to start instead of minting tokens nobody takes.
+    let other = tempfile::tempdir().unwrap();
+    dossier::auth::keys::Keys::load_or_create(other.path()).unwrap();
+    let refused = common::run_dossier(&[
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--no-watch",
+        "--state",
+        other.path().to_str().unwrap(),
+        "--store",
+        &redis.url(),
+    ]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("identity-es256.pem") && stderr.contains("differs"),
+        "{stderr}"
+    );
     let client = HttpClient::default();
 
     // A token minted on A works on B.

@@ -245,7 +245,7 @@ fn read_secret(path: &Path) -> Result<Option<String>, KeyError> {
 
 /// Writes a new key file with mode 0600 from the first byte on, durably, without ever
 /// exposing a half-written file under the final name.
-fn write_secret(path: &Path, contents: &[u8]) -> Result<(), KeyError> {
+pub(crate) fn write_secret(path: &Path, contents: &[u8]) -> Result<(), KeyError> {
     let io = |source| KeyError::Io {
         path: path.to_path_buf(),
         source,
