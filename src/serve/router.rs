@@ -158,7 +158,6 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
     if let Some(refusal) = check_host(&request) {
         return refusal;
     }
-    let client = app.proxies.client_address(peer, request.headers());
     let endpoint = {
         // The live version is held only while no await is pending, and one request never
         // sees two versions: static answers are produced entirely inside this block.
@@ -242,6 +241,8 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
             } else {
                 Minting::Token
             };
+            // Resolved only here: forwarding headers matter for rate limits, not for reads.
+            let client = app.proxies.client_address(peer, request.headers());
             if let Err(refusal) = app.auth.admit(kind, client, app.clock.now()).await {
                 return refusal.into_response();
             }
