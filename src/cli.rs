@@ -148,12 +148,7 @@ pub struct ServeArgs {
 /// unstructured stderr output. The panicking request, or reload, is answered elsewhere.
 fn log_panics() {
     std::panic::set_hook(Box::new(|info| {
-        let message = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "(no message)".into());
+        let message = reload::panic_message(info.payload());
         let location = info
             .location()
             .map(|l| format!("{}:{}", l.file(), l.line()))

@@ -155,6 +155,15 @@ fn changed_artifacts(old: &ArtifactSet, new: &ArtifactSet) -> usize {
     changed + removed
 }
 
+/// The text a panic was raised with (`panic!("...")` gives a `&str` or a `String`).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
+}
+
 /// Compiles the source once and swaps the result in, or reports why not.
 pub fn reload(app: &App) {
     let jwk = app.auth.keys().identity.jwk();
@@ -171,11 +180,7 @@ pub fn reload_with(app: &App, compile: impl FnOnce(&ArtifactSet) -> Result<Versi
     let current = app.live();
     let result = std::panic::catch_unwind(AssertUnwindSafe(|| compile(&current.artifacts)))
         .unwrap_or_else(|panic| {
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
+            let message = panic_message(panic.as_ref());
             Err(LoadError::Crashed(format!(
                 "compiling the content failed unexpectedly ({message}); this is a bug in dossier, please report it with the file that triggers it"
             )))

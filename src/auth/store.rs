@@ -153,7 +153,8 @@ enum Command {
     },
 }
 
-/// A redb backend that is just a file (what `Database::create` uses).
+/// Whatever [`Opener`] returned, as the concrete type redb's builder takes (a boxed
+/// backend does not implement the trait itself).
 #[derive(Debug)]
 struct Backend(Box<dyn StorageBackend>);
 
