@@ -447,6 +447,17 @@ impl StorageBackend for FullDisk {
     }
 }
 
+async fn revoke(server: &TestServer, token: &str) -> common::Reply {
+    server
+        .send(
+            Method::POST,
+            "/oauth2/revoke",
+            &[("content-type", "application/x-www-form-urlencoded")],
+            format!("token={token}"),
+        )
+        .await
+}
+
 async fn client_credentials_token(server: &TestServer) -> String {
     let reply = server
         .send(
@@ -476,44 +487,22 @@ async fn a_full_disk_is_reported_and_recovered_from() {
     )
     .unwrap();
     let server = TestServer::start_with_store(state, Box::new(store)).await;
-    let form = [("content-type", "application/x-www-form-urlencoded")];
     assert_eq!(
         server.get("/api/health", &[]).await.json()["store"]["status"],
         "ok"
     );
 
     let revoked_before = client_credentials_token(&server).await;
-    let first = server
-        .send(
-            Method::POST,
-            "/oauth2/revoke",
-            &form,
-            format!("token={revoked_before}"),
-        )
-        .await;
+    let first = revoke(&server, &revoked_before).await;
     assert_eq!(first.status, StatusCode::OK);
 
     full.store(true, Ordering::SeqCst);
     // Revoking again what is already on record writes nothing, so the full disk is no
     // obstacle.
-    let again = server
-        .send(
-            Method::POST,
-            "/oauth2/revoke",
-            &form,
-            format!("token={revoked_before}"),
-        )
-        .await;
+    let again = revoke(&server, &revoked_before).await;
     assert_eq!(again.status, StatusCode::OK);
     let token = client_credentials_token(&server).await;
-    let refused = server
-        .send(
-            Method::POST,
-            "/oauth2/revoke",
-            &form,
-            format!("token={token}"),
-        )
-        .await;
+    let refused = revoke(&server, &token).await;
     assert_eq!(refused.status, StatusCode::SERVICE_UNAVAILABLE);
     let retry: u64 = refused.header("retry-after").parse().unwrap();
     assert!((1..=RETRY_INTERVAL.as_secs()).contains(&retry), "{retry}");
@@ -538,14 +527,7 @@ async fn a_full_disk_is_reported_and_recovered_from() {
     })
     .await;
     assert_eq!(health["status"], "ok");
-    let revoked = server
-        .send(
-            Method::POST,
-            "/oauth2/revoke",
-            &form,
-            format!("token={token}"),
-        )
-        .await;
+    let revoked = revoke(&server, &token).await;
     assert_eq!(revoked.status, StatusCode::OK);
     let call = server
         .get(
