@@ -9,18 +9,19 @@ use clap::{Args, Parser, Subcommand};
 use tokio::net::TcpListener;
 
 use crate::auth::endpoints::{AuthService, Limiter, RateLimits};
-use crate::auth::keys::Keys;
-use crate::auth::redis_store::{share_keys, RedisStore};
+use crate::auth::keys::{self, Keyring};
+use crate::auth::redis_store::RedisStore;
+use crate::auth::shared_keys::{share_keys, SharedKeys};
 use crate::auth::store::{EmbeddedStore, RevocationStore};
-use crate::clock::SystemClock;
+use crate::clock::{rfc3339, unix_seconds, SystemClock};
 use crate::compile::output;
 use crate::config::{AuthPolicy, BaseUrl, SiteConfig};
 use crate::live::{self, LoadError, Source};
-use crate::reload;
 use crate::serve::client::TrustedProxies;
 use crate::serve::connection::{self, ConnectionLimits};
 use crate::serve::origin::OriginPolicy;
 use crate::serve::{self, App};
+use crate::{key_watch, reload};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -39,6 +40,29 @@ pub enum Command {
     Build(BuildArgs),
     /// Serve the company from content/ (or a build/) with the dynamic core beside it.
     Serve(ServeArgs),
+    /// Show or rotate the signing keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// List the key generations: which signs, and until when a retired one still verifies.
+    List(KeysArgs),
+    /// Add a new signing key. The previous one keeps verifying (and stays in the JWKS) until
+    /// every credential it signed has expired; running instances switch within seconds.
+    Rotate(KeysArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KeysArgs {
+    /// The state directory holding keys.json.
+    #[arg(long, env = "DOSSIER_STATE", default_value = ".dossier-state")]
+    pub state: PathBuf,
+    /// With `redis://…`, the keyring shared by several instances in Redis instead of the
+    /// state directory's.
+    #[arg(long, env = "DOSSIER_STORE")]
+    pub store: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -176,28 +200,37 @@ fn config_for(base_url: BaseUrl, templates: &Path) -> SiteConfig {
     }
 }
 
-/// The site configuration and the keys, or the exit code to stop with (2: bad base URL).
-fn configure(
-    base_url: &str,
-    state: &Path,
-    templates: &Path,
-) -> Result<(SiteConfig, Keys), ExitCode> {
+/// The site configuration, or the exit code to stop with (2: bad base URL).
+fn configure(base_url: &str, templates: &Path) -> Result<SiteConfig, ExitCode> {
     let base_url = BaseUrl::parse(base_url).map_err(|error| {
         eprintln!("error: {error}");
         ExitCode::from(2)
     })?;
-    let keys = Keys::load_or_create(state).map_err(|error| {
+    Ok(config_for(base_url, templates))
+}
+
+fn load_keys(state: &Path) -> Result<Keyring, ExitCode> {
+    Keyring::load_or_create(state, unix_seconds(std::time::SystemTime::now())).map_err(|error| {
         eprintln!("error: {error}");
         ExitCode::FAILURE
-    })?;
-    Ok((config_for(base_url, templates), keys))
+    })
+}
+
+/// The shared store named by `--store`, if it is not the embedded one.
+fn shared_store(store: Option<&str>) -> Option<&str> {
+    store.filter(|store| *store != "embedded")
 }
 
 pub fn build(args: &BuildArgs) -> ExitCode {
-    let (config, keys) = match configure(&args.base_url, &args.state, &args.templates) {
-        Ok(ready) => ready,
+    let config = match configure(&args.base_url, &args.templates) {
+        Ok(config) => config,
         Err(code) => return code,
     };
+    let keys = match load_keys(&args.state) {
+        Ok(keys) => keys,
+        Err(code) => return code,
+    };
+    let jwks = keys.published_jwks(&config.auth, unix_seconds(std::time::SystemTime::now()));
     let origin_url = match args.origin_url.as_deref().map(BaseUrl::parse).transpose() {
         Ok(origin) => origin,
         Err(error) => {
@@ -206,7 +239,7 @@ pub fn build(args: &BuildArgs) -> ExitCode {
         }
     };
     let started = std::time::Instant::now();
-    let set = match live::compile_content(&args.content, &config, keys.identity.jwk(), None) {
+    let set = match live::compile_content(&args.content, &config, &jwks, None) {
         Ok((set, _site)) => set,
         Err(error) => {
             report_load_error(&error);
@@ -276,26 +309,37 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         },
         (None, Source::Content(_)) => format!("http://{local}"),
     };
-    let shared = args.store.as_deref().filter(|store| *store != "embedded");
-    // Several instances sign with one set of keys: take Redis's before loading them...
-    if let Some(url) = shared {
-        if let Err(error) = share_keys(url, &args.state).await {
-            eprintln!("error: {error}");
-            return ExitCode::FAILURE;
-        }
-    }
-    let (config, keys) = match configure(&base_text, &args.state, &args.templates) {
-        Ok(ready) => ready,
+    let config = match configure(&base_text, &args.templates) {
+        Ok(config) => config,
         Err(code) => return code,
     };
-    // ...and publish any this instance just created.
-    if let Some(url) = shared {
-        if let Err(error) = share_keys(url, &args.state).await {
-            eprintln!("error: {error}");
-            return ExitCode::FAILURE;
-        }
-    }
-    let version = match live::prepare(&source, &config, keys.identity.jwk(), None) {
+    // Several instances sign with one keyring, kept in Redis; one instance keeps its own.
+    let now = unix_seconds(std::time::SystemTime::now());
+    let shared_keys = match shared_store(args.store.as_deref()) {
+        Some(url) => match SharedKeys::connect(url).await {
+            Ok(shared) => Some(shared),
+            Err(error) => {
+                eprintln!("error: {error}");
+                return ExitCode::FAILURE;
+            }
+        },
+        None => None,
+    };
+    let keys = match &shared_keys {
+        Some(shared) => match share_keys(shared, &args.state, now).await {
+            Ok(keys) => keys,
+            Err(error) => {
+                eprintln!("error: {error}");
+                return ExitCode::FAILURE;
+            }
+        },
+        None => match load_keys(&args.state) {
+            Ok(keys) => keys,
+            Err(code) => return code,
+        },
+    };
+    let jwks = keys.published_jwks(&config.auth, now);
+    let version = match live::prepare(&source, &config, &jwks, None) {
         Ok(version) => version,
         Err(error) => {
             report_load_error(&error);
@@ -383,6 +427,7 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
     app.proxies = proxies;
     let app = Arc::new(app);
     tokio::spawn(purge_revocations(Arc::clone(&app)));
+    key_watch::spawn(Arc::clone(&app), args.state.clone(), shared_keys);
     if !args.no_watch {
         if let Err(error) = reload::watch(Arc::clone(&app)) {
             tracing::error!(%error, "hot reload is off; restart to pick up edits");
@@ -397,6 +442,103 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `dossier keys list|rotate`.
+pub async fn keys(command: &KeysCommand) -> ExitCode {
+    let (KeysCommand::List(args) | KeysCommand::Rotate(args)) = command;
+    let policy = AuthPolicy::default();
+    let now = unix_seconds(std::time::SystemTime::now());
+    let rotate = matches!(command, KeysCommand::Rotate(_));
+    let keyring = match shared_store(args.store.as_deref()) {
+        Some(url) => {
+            let shared = match SharedKeys::connect(url).await {
+                Ok(shared) => shared,
+                Err(error) => {
+                    eprintln!("error: {error}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let result = if rotate {
+                shared.rotate(&policy, now).await.map(Some)
+            } else {
+                shared.load().await
+            };
+            match result {
+                Ok(Some(keyring)) => keyring,
+                Ok(None) => {
+                    eprintln!("error: Redis holds no keyring yet; start an instance with --store {url} first");
+                    return ExitCode::FAILURE;
+                }
+                Err(error) => {
+                    eprintln!("error: {error}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        None => {
+            let result = if rotate {
+                keys::rotate_in(&args.state, &policy, now).map(Some)
+            } else {
+                Keyring::load(&args.state)
+            };
+            match result {
+                Ok(Some(keyring)) => keyring,
+                Ok(None) => {
+                    eprintln!(
+                        "error: {} holds no keys yet; `dossier serve` or `dossier build` creates them",
+                        args.state.display()
+                    );
+                    return ExitCode::FAILURE;
+                }
+                Err(error) => {
+                    eprintln!("error: {error}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+    };
+    print!("{}", describe_keyring(&keyring, &policy, now));
+    if rotate {
+        let previous = keyring.generations().len().saturating_sub(1);
+        eprintln!(
+            "rotated: new credentials are signed with {} from now on; the previous key{} verif{} until every credential it signed has expired ({} s). Running instances switch within seconds; rebuild and re-upload build/ if a CDN serves it (its JWKS changed).",
+            keyring.current().identity.kid(),
+            if previous == 1 { "" } else { "s" },
+            if previous == 1 { "ies" } else { "y" },
+            keys::overlap(&policy).as_secs()
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+/// One line per key generation, newest first.
+pub fn describe_keyring(keyring: &Keyring, policy: &AuthPolicy, now: u64) -> String {
+    let time =
+        |seconds: u64| rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds));
+    let mut out = String::new();
+    for (number, generation) in keyring.generations().iter().enumerate().rev() {
+        let status = match generation.identity_until(policy) {
+            None => "current: signs new credentials".to_string(),
+            Some(until) if until > now => format!(
+                "retired {}: verifies and is published until {}",
+                generation.retired.map(time).unwrap_or_default(),
+                time(until)
+            ),
+            Some(_) => format!(
+                "retired {}: no longer used; dropped at the next rotation",
+                generation.retired.map(time).unwrap_or_default()
+            ),
+        };
+        out.push_str(&format!(
+            "generation {}  created {}\n  identity kid  {}\n  access key    {}\n  {status}\n",
+            number + 1,
+            time(generation.created),
+            generation.identity.kid(),
+            generation.access.id(),
+        ));
+    }
+    out
 }
 
 /// The connection caps asked for, with the total lowered to fit the open-file limit: past

@@ -11,6 +11,7 @@ pub mod clock;
 pub mod compile;
 pub mod config;
 pub mod content;
+pub mod key_watch;
 pub mod live;
 pub mod mcp;
 pub mod parallel;

@@ -74,24 +74,24 @@ impl std::error::Error for LoadError {}
 pub fn compile_content(
     content_dir: &Path,
     config: &SiteConfig,
-    jwk: &PublicJwk,
+    jwks: &[PublicJwk],
     previous: Option<&ArtifactSet>,
 ) -> Result<(ArtifactSet, Site), LoadError> {
     let site = content::load(content_dir).map_err(LoadError::Content)?;
-    let artifacts = compile_site(&site, config, jwk, previous)?;
+    let artifacts = compile_site(&site, config, jwks, previous)?;
     Ok((artifacts, site))
 }
 
 fn compile_site(
     site: &Site,
     config: &SiteConfig,
-    jwk: &PublicJwk,
+    jwks: &[PublicJwk],
     previous: Option<&ArtifactSet>,
 ) -> Result<ArtifactSet, LoadError> {
     compile::compile(&CompileInput {
         site,
         config,
-        jwk,
+        jwks,
         previous,
     })
     .map_err(LoadError::Compile)
@@ -101,7 +101,7 @@ fn compile_site(
 pub fn load_build(
     build_dir: &Path,
     config: &SiteConfig,
-    jwk: &PublicJwk,
+    jwks: &[PublicJwk],
 ) -> Result<(ArtifactSet, Site), LoadError> {
     let (set, base_url) = output::read_build(build_dir).map_err(LoadError::Build)?;
     if base_url != config.base_url {
@@ -112,18 +112,7 @@ pub fn load_build(
             config.base_url
         )));
     }
-    let publishes_our_key = set.get(paths::JWKS).is_some_and(|jwks| {
-        let body = &jwks.identity.body;
-        let needle = format!("\"kid\":\"{}\"", jwk.kid);
-        body.windows(needle.len()).any(|w| w == needle.as_bytes())
-    });
-    if !publishes_our_key {
-        return Err(LoadError::Mismatch(format!(
-            "{} publishes a JWKS without this server's identity key (kid {}); build and serve with the same --state directory",
-            build_dir.display(),
-            jwk.kid
-        )));
-    }
+    let set = with_current_jwks(set, jwks, build_dir)?;
     // The site model travels in the build as the body of /api/company; MCP is built from it,
     // so the two cannot disagree.
     let site = set
@@ -134,6 +123,48 @@ pub fn load_build(
         })
         .map_err(|reason| LoadError::Mismatch(format!("{}: {reason}", build_dir.display())))?;
     Ok((set, site))
+}
+
+/// Checks that a build publishes this server's keys, and brings its JWKS up to date when
+/// the keys were rotated since it was made (the new key must be published at once; the
+/// build on a CDN needs a rebuild too, which the warning says).
+fn with_current_jwks(
+    set: ArtifactSet,
+    jwks: &[PublicJwk],
+    build_dir: &Path,
+) -> Result<ArtifactSet, LoadError> {
+    #[derive(serde::Deserialize)]
+    struct Published {
+        keys: Vec<Kid>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Kid {
+        kid: String,
+    }
+    let published: Vec<String> = set
+        .get(paths::JWKS)
+        .and_then(|artifact| serde_json::from_slice::<Published>(&artifact.identity.body).ok())
+        .map(|document| document.keys.into_iter().map(|key| key.kid).collect())
+        .unwrap_or_default();
+    let ours: Vec<&str> = jwks.iter().map(|key| key.kid.as_str()).collect();
+    if !published.iter().any(|kid| ours.contains(&kid.as_str())) {
+        return Err(LoadError::Mismatch(format!(
+            "{} publishes a JWKS without this server's identity key (kid {}); build and serve with the same --state directory",
+            build_dir.display(),
+            ours.first().copied().unwrap_or("-")
+        )));
+    }
+    if published == ours {
+        return Ok(set);
+    }
+    tracing::warn!(
+        build = %build_dir.display(),
+        "the build's JWKS predates a key rotation; serving the current keys (rebuild before uploading it to a CDN)"
+    );
+    let current = compile::documents::discovery::jwks(jwks)
+        .map_err(LoadError::Compile)?
+        .with_encodings(None);
+    Ok(set.with(current))
 }
 
 /// Everything one content revision serves, ready to be swapped in.
@@ -147,7 +178,7 @@ pub struct Version {
 pub fn prepare(
     source: &Source,
     config: &SiteConfig,
-    jwk: &PublicJwk,
+    jwks: &[PublicJwk],
     previous: Option<&ArtifactSet>,
 ) -> Result<Version, LoadError> {
     let base = config.base_url.as_str();
@@ -167,7 +198,7 @@ pub fn prepare(
                     catalog
                 });
                 let compile_started = std::time::Instant::now();
-                let artifacts = compile_site(&site, config, jwk, previous)?;
+                let artifacts = compile_site(&site, config, jwks, previous)?;
                 tracing::debug!(
                     ms = compile_started.elapsed().as_millis() as u64,
                     "artifacts compiled"
@@ -182,7 +213,7 @@ pub fn prepare(
             })
         }
         Source::Build(dir) => {
-            let (artifacts, site) = load_build(dir, config, jwk)?;
+            let (artifacts, site) = load_build(dir, config, jwks)?;
             Ok(Version {
                 artifacts: Arc::new(artifacts),
                 mcp: Arc::new(Catalog::build(Arc::new(site), base)),

@@ -8,18 +8,21 @@ fn main() -> ExitCode {
     cli::init_logging();
     match cli.command {
         Command::Build(args) => cli::build(&args),
-        Command::Serve(args) => {
-            let runtime = match tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(runtime) => runtime,
-                Err(error) => {
-                    eprintln!("error: cannot start the runtime: {error}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            runtime.block_on(cli::serve(&args))
+        Command::Serve(args) => run(cli::serve(&args)),
+        Command::Keys(command) => run(cli::keys(&command)),
+    }
+}
+
+/// Runs a command that needs the async runtime.
+fn run(task: impl std::future::Future<Output = ExitCode>) -> ExitCode {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(task),
+        Err(error) => {
+            eprintln!("error: cannot start the runtime: {error}");
+            ExitCode::FAILURE
         }
     }
 }

@@ -164,11 +164,19 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "(no message)".into())
 }
 
-/// Compiles the source once and swaps the result in, or reports why not.
+/// Held while a reload compiles and swaps: an edit and a key rotation can ask at once, and
+/// the later request must not install a version compiled before the earlier one.
+static RELOADING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Compiles the source once, with the keys published now, and swaps the result in, or
+/// reports why not.
 pub fn reload(app: &App) {
-    let jwk = app.auth.keys().identity.jwk();
+    let _one_at_a_time = RELOADING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let jwks = app.auth.published_jwks(app.clock.now());
     reload_with(app, |previous| {
-        live::prepare(&app.source, &app.config, jwk, Some(previous))
+        live::prepare(&app.source, &app.config, &jwks, Some(previous))
     });
 }
 

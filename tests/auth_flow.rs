@@ -114,7 +114,10 @@ async fn registration_returns_a_signed_assertion_in_both_shapes() {
     let header = decode_part(assertion, 0);
     assert_eq!(header["alg"], "ES256");
     assert_eq!(header["typ"], "oauth-id-jag+jwt");
-    assert_eq!(header["kid"], server.app.auth.keys().identity.kid());
+    assert_eq!(
+        header["kid"],
+        server.app.auth.keys().keyring().current().identity.kid()
+    );
     let claims = decode_part(assertion, 1);
     assert_eq!(claims["iss"], server.base.as_str());
     assert_eq!(claims["aud"], server.base.as_str());
@@ -292,7 +295,8 @@ async fn the_whole_flow_register_exchange_call_revoke() {
 #[tokio::test]
 async fn client_credentials_needs_no_secret_and_never_trusts_the_client_id() {
     let server = TestServer::start().await;
-    let key = &server.app.auth.keys().access;
+    let keys = server.app.auth.keys();
+    let key = [&keys.keyring().current().access];
     let audience = server.app.auth.audience().to_string();
     let mut subjects = Vec::new();
     for body in [
@@ -521,7 +525,14 @@ async fn forged_and_misused_assertions_are_invalid_grant() {
         URL_SAFE_NO_PAD.encode(serde_json::to_vec(&hs_header).unwrap()),
         URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims).unwrap())
     );
-    let public = server.app.auth.keys().identity.public_point();
+    let public = server
+        .app
+        .auth
+        .keys()
+        .keyring()
+        .current()
+        .identity
+        .public_point();
     let mac = ring::hmac::sign(
         &ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &public),
         input.as_bytes(),

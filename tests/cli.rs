@@ -57,9 +57,7 @@ async fn serving_a_build_gives_the_same_bytes_and_headers_as_serving_content() {
     // Same keys, separate revocation store: one state directory serves one process.
     let second_state = dir.path().join("state-2");
     fs::create_dir(&second_state).unwrap();
-    for key in ["identity-es256.pem", "access-v4-local.paserk"] {
-        fs::copy(state.join(key), second_state.join(key)).unwrap();
-    }
+    fs::copy(state.join("keys.json"), second_state.join("keys.json")).unwrap();
     let from_build = ServerProcess::start(&[
         "--from",
         out.to_str().unwrap(),
@@ -210,7 +208,7 @@ fn keys_persist_across_runs_and_a_corrupt_key_stops_startup() {
         .success());
     assert_eq!(jwks(&dir.path().join("a")), jwks(&dir.path().join("b")));
 
-    let key = state.join("identity-es256.pem");
+    let key = state.join("keys.json");
     fs::write(
         &key,
         "-----BEGIN PRIVATE KEY-----\nbroken\n-----END PRIVATE KEY-----\n",
@@ -228,7 +226,7 @@ fn keys_persist_across_runs_and_a_corrupt_key_stops_startup() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("identity-es256.pem") && stderr.contains("left untouched"),
+        stderr.contains("keys.json") && stderr.contains("left untouched"),
         "{stderr}"
     );
     assert!(fs::read_to_string(&key).unwrap().contains("broken"));
@@ -333,7 +331,7 @@ async fn environment_variables_configure_the_server() {
         .await
         .json();
     assert_eq!(prm["resource"], format!("{BASE}/"));
-    assert!(dir.path().join("state/identity-es256.pem").exists());
+    assert!(dir.path().join("state/keys.json").exists());
     let _ = child.kill();
     let _ = child.wait();
 }

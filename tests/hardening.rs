@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::{ServerProcess, TestServer};
 use dossier::auth::assertion::{AssertionClaims, AssertionSigner};
 use dossier::auth::endpoints::RateLimits;
-use dossier::auth::keys::Keys;
+use dossier::auth::keys::Keyring;
 use dossier::auth::store::{EmbeddedStore, RETRY_INTERVAL};
 use dossier::live::Source;
 use dossier::serve::client::TrustedProxies;
@@ -361,8 +361,8 @@ async fn a_panic_while_compiling_keeps_the_last_good_version() {
 
 /// An assertion signed with the server's own key, with any times.
 fn signed_assertion(server: &TestServer, state: &std::path::Path, iat: u64, exp: u64) -> String {
-    let keys = Keys::load_or_create(state).unwrap();
-    let signer = AssertionSigner::new(&keys.identity).unwrap();
+    let keys = Keyring::load(state).unwrap().unwrap();
+    let signer = AssertionSigner::new(&keys.current().identity).unwrap();
     signer
         .sign(&AssertionClaims {
             iss: server.base.clone(),

@@ -367,7 +367,8 @@ async fn bearer_tokens_are_optional_but_checked_when_present() {
         None,
     )
     .unwrap();
-    let token = dossier::auth::access::mint(&app.auth.keys().access, &claims).unwrap();
+    let token =
+        dossier::auth::access::mint(&app.auth.keys().keyring().current().access, &claims).unwrap();
     let authorized = server
         .get(
             "/api/company",
@@ -585,7 +586,10 @@ async fn jwks_publishes_the_identity_key() {
     assert_eq!(key["crv"], "P-256");
     assert_eq!(key["alg"], "ES256");
     assert_eq!(key["use"], "sig");
-    assert_eq!(key["kid"], server.app.auth.keys().identity.kid());
+    assert_eq!(
+        key["kid"],
+        server.app.auth.keys().keyring().current().identity.kid()
+    );
     use base64::Engine;
     for coordinate in ["x", "y"] {
         let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD

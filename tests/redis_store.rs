@@ -87,16 +87,13 @@ async fn two_instances_share_one_redis() {
     let state_b = tempfile::tempdir().unwrap();
     let a = instance(state.path(), &redis.url());
     let b = instance(state_b.path(), &redis.url());
-    for file in ["identity-es256.pem", "access-v4-local.paserk"] {
-        assert_eq!(
-            std::fs::read(state.path().join(file)).unwrap(),
-            std::fs::read(state_b.path().join(file)).unwrap(),
-            "{file}"
-        );
-    }
+    assert_eq!(
+        std::fs::read(state.path().join("keys.json")).unwrap(),
+        std::fs::read(state_b.path().join("keys.json")).unwrap(),
+    );
     // An instance with other keys refuses to start instead of minting tokens nobody takes.
     let other = tempfile::tempdir().unwrap();
-    dossier::auth::keys::Keys::load_or_create(other.path()).unwrap();
+    dossier::auth::keys::Keyring::load_or_create(other.path(), 0).unwrap();
     let refused = common::run_dossier(&[
         "serve",
         "--addr",
@@ -110,7 +107,7 @@ async fn two_instances_share_one_redis() {
     assert_eq!(refused.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(
-        stderr.contains("identity-es256.pem") && stderr.contains("differs"),
+        stderr.contains("keys.json") && stderr.contains("differ"),
         "{stderr}"
     );
     let client = HttpClient::default();

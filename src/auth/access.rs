@@ -4,6 +4,10 @@
 //! BLAKE2b check and an XChaCha20 decryption) and opaque to clients. An implicit assertion
 //! binds every token to its purpose, so no other `v4.local` token minted with the same key
 //! could be replayed as an access token.
+//!
+//! The footer names the key (`{"kid":"k4.lid.…"}`, its PASERK id), so after a rotation the
+//! right key is picked without trying each. Tokens minted before keys had ids have no footer;
+//! they are tried against every key that still opens tokens.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -72,10 +76,21 @@ impl AccessTokenError {
     }
 }
 
-/// Encrypts `claims` into a `v4.local.` token.
+/// The footer of our tokens: which key encrypted it.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Footer {
+    kid: String,
+}
+
+/// Encrypts `claims` into a `v4.local.` token whose footer names `key`.
 pub fn mint(key: &AccessKey, claims: &AccessClaims) -> Result<String, String> {
     let payload = serde_json::to_vec(claims).map_err(|e| e.to_string())?;
-    LocalToken::encrypt(key.key(), &payload, None, Some(IMPLICIT_ASSERTION))
+    let footer = serde_json::to_vec(&Footer {
+        kid: key.id().to_string(),
+    })
+    .map_err(|e| e.to_string())?;
+    LocalToken::encrypt(key.key(), &payload, Some(&footer), Some(IMPLICIT_ASSERTION))
         .map_err(|e| format!("{e:?}"))
 }
 
@@ -103,8 +118,9 @@ pub fn claims(
 
 /// Decrypts a token and checks only that it is ours (authentic, for `audience`), not its
 /// times: revocation must accept tokens that are about to expire or already have.
-pub fn open(
-    key: &AccessKey,
+/// `keys` are those that may open tokens now, current first.
+pub fn open<'k>(
+    keys: impl IntoIterator<Item = &'k AccessKey>,
     token: &str,
     audience: &str,
 ) -> Result<AccessClaims, AccessTokenError> {
@@ -113,8 +129,20 @@ pub fn open(
     }
     let untrusted =
         UntrustedToken::<Local, V4>::try_from(token).map_err(|_| AccessTokenError::Malformed)?;
-    let trusted = LocalToken::decrypt(key.key(), &untrusted, None, Some(IMPLICIT_ASSERTION))
-        .map_err(|_| AccessTokenError::BadSignature)?;
+    let decrypt = |key: &AccessKey| {
+        LocalToken::decrypt(key.key(), &untrusted, None, Some(IMPLICIT_ASSERTION)).ok()
+    };
+    let footer = untrusted.untrusted_footer();
+    let trusted = if footer.is_empty() {
+        keys.into_iter().find_map(decrypt)
+    } else {
+        let footer: Footer =
+            serde_json::from_slice(footer).map_err(|_| AccessTokenError::Malformed)?;
+        keys.into_iter()
+            .find(|key| key.id() == footer.kid)
+            .and_then(decrypt)
+    }
+    .ok_or(AccessTokenError::BadSignature)?;
     let claims: AccessClaims =
         serde_json::from_str(trusted.payload()).map_err(|_| AccessTokenError::Malformed)?;
     if claims.aud != audience {
@@ -125,14 +153,14 @@ pub fn open(
 
 /// Decrypts and checks a token: authenticity, audience, and validity at `now` with `skew`.
 /// Revocation is the caller's concern (it needs the store).
-pub fn verify(
-    key: &AccessKey,
+pub fn verify<'k>(
+    keys: impl IntoIterator<Item = &'k AccessKey>,
     token: &str,
     audience: &str,
     now: SystemTime,
     skew: Duration,
 ) -> Result<AccessClaims, AccessTokenError> {
-    let claims = open(key, token, audience)?;
+    let claims = open(keys, token, audience)?;
     let parse =
         |text: &str| humantime::parse_rfc3339(text).map_err(|_| AccessTokenError::Malformed);
     let expires = parse(&claims.exp)?;
@@ -198,10 +226,11 @@ impl VerifiedTokens {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::keys::Keys;
+    use crate::auth::keys::Keyring;
+    use crate::config::AuthPolicy;
 
-    fn keys() -> Keys {
-        Keys::load_or_create(tempfile::tempdir().unwrap().path()).unwrap()
+    fn keys() -> Keyring {
+        Keyring::generate(1_800_000_000).unwrap()
     }
 
     #[test]
@@ -218,27 +247,59 @@ mod tests {
             None,
         )
         .unwrap();
-        let token = mint(&keys.access, &claims).unwrap();
+        let token = mint(&keys.current().access, &claims).unwrap();
         assert!(token.starts_with("v4.local."));
         let skew = Duration::from_secs(60);
         assert_eq!(
-            verify(&keys.access, &token, "https://x.example/", now, skew).unwrap(),
+            verify(
+                [&keys.current().access],
+                &token,
+                "https://x.example/",
+                now,
+                skew
+            )
+            .unwrap(),
             claims
         );
         let later = now + Duration::from_secs(900 + 59);
-        assert!(verify(&keys.access, &token, "https://x.example/", later, skew).is_ok());
+        assert!(verify(
+            [&keys.current().access],
+            &token,
+            "https://x.example/",
+            later,
+            skew
+        )
+        .is_ok());
         let expired = now + Duration::from_secs(900 + 60);
         assert_eq!(
-            verify(&keys.access, &token, "https://x.example/", expired, skew),
+            verify(
+                [&keys.current().access],
+                &token,
+                "https://x.example/",
+                expired,
+                skew
+            ),
             Err(AccessTokenError::Expired)
         );
         assert_eq!(
-            verify(&keys.access, &token, "https://other/", now, skew),
+            verify(
+                [&keys.current().access],
+                &token,
+                "https://other/",
+                now,
+                skew
+            ),
             Err(AccessTokenError::WrongAudience)
         );
         let early = now - Duration::from_secs(61);
         assert_eq!(
-            verify(&keys.access, &token, "https://x.example/", early, skew),
+            verify(
+                [&keys.current().access],
+                &token,
+                "https://x.example/",
+                early,
+                skew
+            ),
             Err(AccessTokenError::NotYetValid)
         );
     }
@@ -257,17 +318,17 @@ mod tests {
             None,
         )
         .unwrap();
-        let token = mint(&theirs.access, &claims).unwrap();
+        let token = mint(&theirs.current().access, &claims).unwrap();
         let skew = Duration::from_secs(60);
         assert_eq!(
-            verify(&ours.access, &token, "a", now, skew),
+            verify([&ours.current().access], &token, "a", now, skew),
             Err(AccessTokenError::BadSignature)
         );
-        let mut tampered = mint(&ours.access, &claims).unwrap().into_bytes();
+        let mut tampered = mint(&ours.current().access, &claims).unwrap().into_bytes();
         let middle = tampered.len() / 2;
         tampered[middle] = if tampered[middle] == b'A' { b'B' } else { b'A' };
         let tampered = String::from_utf8(tampered).unwrap();
-        assert!(verify(&ours.access, &tampered, "a", now, skew).is_err());
+        assert!(verify([&ours.current().access], &tampered, "a", now, skew).is_err());
         for junk in [
             "",
             "v4.local.",
@@ -276,9 +337,76 @@ mod tests {
             &"v4.local.".repeat(1000),
         ] {
             assert!(
-                verify(&ours.access, junk, "a", now, skew).is_err(),
+                verify([&ours.current().access], junk, "a", now, skew).is_err(),
                 "{junk:?}"
             );
         }
+    }
+
+    #[test]
+    fn tokens_of_a_retired_key_open_until_they_expire_and_the_footer_picks_the_key() {
+        let policy = AuthPolicy::default();
+        let before = keys();
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let claims = claims(
+            "i",
+            "a",
+            "s",
+            "company:read",
+            policy.access_token_lifetime,
+            now,
+            None,
+        )
+        .unwrap();
+        let old_token = mint(&before.current().access, &claims).unwrap();
+        let after = before.rotate(&policy, 1_800_000_000).unwrap();
+        let keys: Vec<_> = after.access_keys(&policy, 1_800_000_000).collect();
+        assert_eq!(keys.len(), 2);
+        let skew = policy.clock_skew;
+        assert_eq!(
+            verify(keys.clone(), &old_token, "a", now, skew).unwrap(),
+            claims
+        );
+        let new_token = mint(&after.current().access, &claims).unwrap();
+        assert_eq!(
+            verify(keys.clone(), &new_token, "a", now, skew).unwrap(),
+            claims
+        );
+        assert_ne!(old_token.rsplit('.').next(), new_token.rsplit('.').next());
+
+        // A footer naming a key we do not have, or not ours at all, is refused.
+        let payload = serde_json::to_vec(&claims).unwrap();
+        let key = after.current().access.key();
+        let other = LocalToken::encrypt(
+            key,
+            &payload,
+            Some(br#"{"kid":"k4.lid.nope"}"#),
+            Some(IMPLICIT_ASSERTION),
+        )
+        .unwrap();
+        assert_eq!(
+            verify(keys.clone(), &other, "a", now, skew),
+            Err(AccessTokenError::BadSignature)
+        );
+        let odd = LocalToken::encrypt(key, &payload, Some(b"not json"), Some(IMPLICIT_ASSERTION))
+            .unwrap();
+        assert_eq!(
+            verify(keys.clone(), &odd, "a", now, skew),
+            Err(AccessTokenError::Malformed)
+        );
+        // Tokens from before key ids (no footer) are tried against every key.
+        let legacy = LocalToken::encrypt(
+            before.current().access.key(),
+            &payload,
+            None,
+            Some(IMPLICIT_ASSERTION),
+        )
+        .unwrap();
+        assert_eq!(verify(keys, &legacy, "a", now, skew).unwrap(), claims);
+        let only_new: Vec<_> = after.access_keys(&policy, 1_800_000_000 + 3600).collect();
+        assert_eq!(
+            verify(only_new, &legacy, "a", now, skew),
+            Err(AccessTokenError::BadSignature)
+        );
     }
 }

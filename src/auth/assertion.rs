@@ -152,9 +152,12 @@ pub struct Expectations<'a> {
 
 /// Verifies `token` in the documented order: alg, typ, signature, iss, aud, exp/nbf/iat,
 /// maximum lifetime. Revocation is the caller's last step (it needs the store).
-pub fn verify(
+///
+/// `public_key` finds the verifying key (an uncompressed P-256 point) for the header's `kid`;
+/// `None` means no key of ours has that id, and the signature is refused.
+pub fn verify<'p>(
     token: &str,
-    public_point: &[u8],
+    public_key: impl FnOnce(Option<&str>) -> Option<&'p [u8]>,
     expect: &Expectations<'_>,
 ) -> Result<AssertionClaims, AssertionError> {
     if token.len() > MAX_ASSERTION_BYTES {
@@ -181,6 +184,7 @@ pub fn verify(
     }
     let signature = decode(signature_b64)?;
     let signing_input = &token[..header_b64.len() + 1 + claims_b64.len()];
+    let public_point = public_key(header.kid.as_deref()).ok_or(AssertionError::Signature)?;
     UnparsedPublicKey::new(&signature::ECDSA_P256_SHA256_FIXED, public_point)
         .verify(signing_input.as_bytes(), &signature)
         .map_err(|_| AssertionError::Signature)?;
@@ -216,13 +220,13 @@ pub fn verify(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::keys::Keys;
+    use crate::auth::keys::Keyring;
 
     const ISSUER: &str = "https://info.example.com";
 
-    fn setup() -> (Keys, AssertionSigner, SystemTime) {
-        let keys = Keys::load_or_create(tempfile::tempdir().unwrap().path()).unwrap();
-        let signer = AssertionSigner::new(&keys.identity).unwrap();
+    fn setup() -> (Keyring, AssertionSigner, SystemTime) {
+        let keys = Keyring::generate(1_800_000_000).unwrap();
+        let signer = AssertionSigner::new(&keys.current().identity).unwrap();
         (
             keys,
             signer,
@@ -269,21 +273,21 @@ mod tests {
     fn signed_assertions_verify_within_their_lifetime() {
         let (keys, signer, now) = setup();
         let token = signer.sign(&claims(now, 3600)).unwrap();
-        let point = keys.identity.public_point();
+        let point = keys.current().identity.public_point();
         assert_eq!(
-            verify(&token, &point, &expect(now)).unwrap(),
+            verify(&token, |_| Some(&point[..]), &expect(now)).unwrap(),
             claims(now, 3600)
         );
         let late = now + Duration::from_secs(3600 + 59);
-        assert!(verify(&token, &point, &expect(late)).is_ok());
+        assert!(verify(&token, |_| Some(&point[..]), &expect(late)).is_ok());
         let expired = now + Duration::from_secs(3600 + 60);
         assert_eq!(
-            verify(&token, &point, &expect(expired)),
+            verify(&token, |_| Some(&point[..]), &expect(expired)),
             Err(AssertionError::Expired)
         );
         let early = now - Duration::from_secs(61);
         assert_eq!(
-            verify(&token, &point, &expect(early)),
+            verify(&token, |_| Some(&point[..]), &expect(early)),
             Err(AssertionError::NotYetValid)
         );
     }
@@ -291,14 +295,14 @@ mod tests {
     #[test]
     fn algorithm_confusion_and_forgery_are_refused() {
         let (keys, signer, now) = setup();
-        let point = keys.identity.public_point();
+        let point = keys.current().identity.public_point();
         let body = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims(now, 60)).unwrap());
         let none = format!(
             "{}.{body}.",
             URL_SAFE_NO_PAD.encode(r#"{"alg":"none","typ":"oauth-id-jag+jwt"}"#)
         );
         assert_eq!(
-            verify(&none, &point, &expect(now)),
+            verify(&none, |_| Some(&point[..]), &expect(now)),
             Err(AssertionError::Algorithm)
         );
 
@@ -309,14 +313,14 @@ mod tests {
         let mac = ring::hmac::sign(&key, input.as_bytes());
         let hs256 = format!("{input}.{}", URL_SAFE_NO_PAD.encode(mac.as_ref()));
         assert_eq!(
-            verify(&hs256, &point, &expect(now)),
+            verify(&hs256, |_| Some(&point[..]), &expect(now)),
             Err(AssertionError::Algorithm)
         );
 
         let (_, other_signer, _) = setup();
         let foreign = other_signer.sign(&claims(now, 60)).unwrap();
         assert_eq!(
-            verify(&foreign, &point, &expect(now)),
+            verify(&foreign, |_| Some(&point[..]), &expect(now)),
             Err(AssertionError::Signature)
         );
 
@@ -326,7 +330,7 @@ mod tests {
         tampered_claims.sub = "reg_admin".into();
         parts[1] = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&tampered_claims).unwrap());
         assert_eq!(
-            verify(&parts.join("."), &point, &expect(now)),
+            verify(&parts.join("."), |_| Some(&point[..]), &expect(now)),
             Err(AssertionError::Signature)
         );
 
@@ -336,7 +340,7 @@ mod tests {
             &serde_json::to_string(&claims(now, 60)).unwrap(),
         );
         assert_eq!(
-            verify(&untyped, &point, &expect(now)),
+            verify(&untyped, |_| Some(&point[..]), &expect(now)),
             Err(AssertionError::Type)
         );
         let wrong_type = forge(
@@ -345,7 +349,7 @@ mod tests {
             &serde_json::to_string(&claims(now, 60)).unwrap(),
         );
         assert_eq!(
-            verify(&wrong_type, &point, &expect(now)),
+            verify(&wrong_type, |_| Some(&point[..]), &expect(now)),
             Err(AssertionError::Type)
         );
 
@@ -357,36 +361,69 @@ mod tests {
             "!!.!!.!!",
             "e30.e30.e30",
         ] {
-            assert!(verify(junk, &point, &expect(now)).is_err(), "{junk}");
+            assert!(
+                verify(junk, |_| Some(&point[..]), &expect(now)).is_err(),
+                "{junk}"
+            );
         }
     }
 
     #[test]
     fn claims_are_checked_after_the_signature() {
         let (keys, signer, now) = setup();
-        let point = keys.identity.public_point();
+        let point = keys.current().identity.public_point();
         let mut other_issuer = claims(now, 60);
         other_issuer.iss = "https://evil.example".into();
         assert_eq!(
-            verify(&signer.sign(&other_issuer).unwrap(), &point, &expect(now)),
+            verify(
+                &signer.sign(&other_issuer).unwrap(),
+                |_| Some(&point[..]),
+                &expect(now)
+            ),
             Err(AssertionError::Issuer)
         );
         let mut other_audience = claims(now, 60);
         other_audience.aud = "https://info.example.com/".into();
         assert_eq!(
-            verify(&signer.sign(&other_audience).unwrap(), &point, &expect(now)),
+            verify(
+                &signer.sign(&other_audience).unwrap(),
+                |_| Some(&point[..]),
+                &expect(now)
+            ),
             Err(AssertionError::Audience)
         );
         let too_long = claims(now, 3601);
         assert_eq!(
-            verify(&signer.sign(&too_long).unwrap(), &point, &expect(now)),
+            verify(
+                &signer.sign(&too_long).unwrap(),
+                |_| Some(&point[..]),
+                &expect(now)
+            ),
             Err(AssertionError::LifetimeTooLong)
         );
         let mut future = claims(now + Duration::from_secs(120), 60);
         future.nbf = unix_seconds(now);
         assert_eq!(
-            verify(&signer.sign(&future).unwrap(), &point, &expect(now)),
+            verify(
+                &signer.sign(&future).unwrap(),
+                |_| Some(&point[..]),
+                &expect(now)
+            ),
             Err(AssertionError::IssuedInFuture)
+        );
+    }
+
+    #[test]
+    fn the_kid_picks_the_key_and_an_unknown_kid_is_refused() {
+        let (keys, signer, now) = setup();
+        let token = signer.sign(&claims(now, 60)).unwrap();
+        let point = keys.current().identity.public_point();
+        let kid = keys.current().identity.kid().to_string();
+        let lookup = |asked: Option<&str>| (asked == Some(kid.as_str())).then_some(&point[..]);
+        assert!(verify(&token, lookup, &expect(now)).is_ok());
+        assert_eq!(
+            verify(&token, |_| None, &expect(now)),
+            Err(AssertionError::Signature)
         );
     }
 }

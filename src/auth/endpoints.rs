@@ -6,8 +6,10 @@
 //! socket or a real clock. `serve` only turns HTTP into [`PostRequest`]s and answers back.
 
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use arc_swap::ArcSwap;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use hyper::header::{HeaderName, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
@@ -17,7 +19,7 @@ use serde::Serialize;
 use super::access::{self, AccessTokenError, VerifiedTokens};
 use super::assertion::{self, AssertionClaims, AssertionError, AssertionSigner, Expectations};
 use super::form::{self, Form};
-use super::keys::Keys;
+use super::keys::{Keyring, PublicJwk};
 use super::limits::RateLimiter;
 use super::random_id;
 use super::redis_store::SharedLimiter;
@@ -125,13 +127,58 @@ pub struct AuthService {
     base_url: BaseUrl,
     audience: String,
     policy: AuthPolicy,
-    keys: Keys,
-    signer: AssertionSigner,
-    public_point: Vec<u8>,
+    /// Swapped whole when the keyring is rotated, so a request sees one keyring throughout.
+    keys: ArcSwap<ActiveKeys>,
     store: Box<dyn RevocationStore>,
     verified: VerifiedTokens,
     register_limit: Limiter,
     token_limit: Limiter,
+}
+
+/// A keyring in the form requests use it: a signer for the current identity key and the
+/// public point of every identity key, so verifying never re-derives either.
+pub struct ActiveKeys {
+    keyring: Keyring,
+    signer: AssertionSigner,
+    /// (kid, uncompressed point, verifies until), current first.
+    points: Vec<(String, Vec<u8>, Option<u64>)>,
+}
+
+impl ActiveKeys {
+    pub fn new(keyring: Keyring, policy: &AuthPolicy) -> Result<ActiveKeys, String> {
+        let signer = AssertionSigner::new(&keyring.current().identity)?;
+        let points = keyring
+            .generations()
+            .iter()
+            .rev()
+            .map(|generation| {
+                (
+                    generation.identity.kid().to_string(),
+                    generation.identity.public_point(),
+                    generation.identity_until(policy),
+                )
+            })
+            .collect();
+        Ok(ActiveKeys {
+            keyring,
+            signer,
+            points,
+        })
+    }
+
+    pub fn keyring(&self) -> &Keyring {
+        &self.keyring
+    }
+
+    /// The key that verifies assertions naming `kid` at `now`. Assertions without a `kid`
+    /// were signed by the current key, if by ours at all.
+    fn identity_point(&self, kid: Option<&str>, now: u64) -> Option<&[u8]> {
+        self.points
+            .iter()
+            .filter(|(_, _, until)| until.is_none_or(|until| now < until))
+            .find(|(id, _, _)| kid.is_none_or(|kid| kid == id))
+            .map(|(_, point, _)| point.as_slice())
+    }
 }
 
 /// Where a rate limit keeps its buckets.
@@ -212,19 +259,16 @@ impl AuthService {
     pub fn new(
         base_url: BaseUrl,
         policy: AuthPolicy,
-        keys: Keys,
+        keys: Keyring,
         store: Box<dyn RevocationStore>,
         limits: RateLimits,
     ) -> Result<AuthService, String> {
-        let signer = AssertionSigner::new(&keys.identity)?;
-        let public_point = keys.identity.public_point();
+        let keys = ActiveKeys::new(keys, &policy)?;
         Ok(AuthService {
             audience: base_url.join("/"),
             base_url,
             policy,
-            keys,
-            signer,
-            public_point,
+            keys: ArcSwap::from_pointee(keys),
             store,
             verified: VerifiedTokens::default(),
             register_limit: Limiter::Local(RateLimiter::new(limits.register_per_minute)),
@@ -252,8 +296,25 @@ impl AuthService {
         }
     }
 
-    pub fn keys(&self) -> &Keys {
-        &self.keys
+    /// The keys in use now.
+    pub fn keys(&self) -> Arc<ActiveKeys> {
+        self.keys.load_full()
+    }
+
+    /// Starts using `keyring` (after a rotation) for every request from now on.
+    pub fn install_keys(&self, keyring: Keyring) -> Result<(), String> {
+        self.keys
+            .store(Arc::new(ActiveKeys::new(keyring, &self.policy)?));
+        Ok(())
+    }
+
+    /// The identity keys the JWKS publishes at `now`: the current one and any retired one
+    /// whose assertions may still be valid.
+    pub fn published_jwks(&self, now: SystemTime) -> Vec<PublicJwk> {
+        self.keys
+            .load()
+            .keyring
+            .published_jwks(&self.policy, unix_seconds(now))
     }
 
     /// The audience every access token carries: `BASE/`, the protected resource.
@@ -269,7 +330,9 @@ impl AuthService {
         let verified = match self.verified.get(token) {
             Some(verified) => verified,
             None => {
-                let claims = access::verify(&self.keys.access, token, &self.audience, now, skew)?;
+                let keys = self.keys.load();
+                let usable = keys.keyring.access_keys(&self.policy, unix_seconds(now));
+                let claims = access::verify(usable, token, &self.audience, now, skew)?;
                 self.verified.insert(token, claims)?
             }
         };
@@ -345,7 +408,7 @@ impl AuthService {
             exp: issued + lifetime.as_secs(),
             registration_type: "anonymous".into(),
         };
-        let assertion = match self.signer.sign(&claims) {
+        let assertion = match self.keys.load().signer.sign(&claims) {
             Ok(assertion) => assertion,
             Err(error) => {
                 tracing::error!(%error, "cannot sign an identity assertion");
@@ -462,7 +525,7 @@ impl AuthService {
             assertion_jti,
         )
         .map_err(|e| e.to_string())
-        .and_then(|claims| access::mint(&self.keys.access, &claims));
+        .and_then(|claims| access::mint(&self.keys.load().keyring.current().access, &claims));
         match minted {
             Ok(token) => Answer::json(
                 StatusCode::OK,
@@ -494,10 +557,14 @@ impl AuthService {
         let Some(token) = form.get("token") else {
             return Answer::bad_request("invalid_request", "the parameter `token` is required");
         };
-        let target = if let Ok(claims) = access::open(&self.keys.access, token, &self.audience) {
+        let keys = self.keys.load();
+        let at = unix_seconds(now);
+        let usable = keys.keyring.access_keys(&self.policy, at);
+        let target = if let Ok(claims) = access::open(usable, token, &self.audience) {
             claims.expires_at().map(|expires| (claims.jti, expires))
         } else {
-            assertion::verify(token, &self.public_point, &self.expectations(now, false))
+            let key = |kid: Option<&str>| keys.identity_point(kid, at);
+            assertion::verify(token, key, &self.expectations(now, false))
                 .ok()
                 .map(|claims| (claims.jti.clone(), claims.expires_at()))
         };
@@ -546,7 +613,9 @@ impl AuthService {
         token: &str,
         now: SystemTime,
     ) -> Result<AssertionClaims, AssertionError> {
-        let claims = assertion::verify(token, &self.public_point, &self.expectations(now, true))?;
+        let keys = self.keys.load();
+        let key = |kid: Option<&str>| keys.identity_point(kid, unix_seconds(now));
+        let claims = assertion::verify(token, key, &self.expectations(now, true))?;
         if self.store.is_revoked(&claims.jti) {
             return Err(AssertionError::Revoked);
         }

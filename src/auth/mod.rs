@@ -11,6 +11,7 @@ pub mod form;
 pub mod keys;
 pub mod limits;
 pub mod redis_store;
+pub mod shared_keys;
 pub mod store;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

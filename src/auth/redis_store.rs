@@ -22,14 +22,10 @@
 //! Rate limits are a token bucket per client address held in Redis and updated by one
 //! script, so every instance draws from the same bucket.
 //!
-//! Keys: every instance must sign and verify with the same keys. [`share_keys`] makes the
-//! state directory's key files and Redis agree: the first instance publishes its keys, later
-//! ones with an empty state directory take them, and one with other keys refuses to start
-//! rather than mint tokens the others reject.
+//! Keys are shared through Redis too, by [`super::shared_keys`].
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant, SystemTime};
@@ -38,7 +34,6 @@ use futures_util::StreamExt;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{AsyncCommands, Client, Script};
 
-use super::keys::{write_secret, ACCESS_KEY_FILE, IDENTITY_KEY_FILE};
 use super::limits::group;
 use super::store::{already_kept, RevocationStore, StoreError, StoreFuture, StoreHealth};
 use crate::clock::unix_seconds;
@@ -133,7 +128,7 @@ impl Drop for RedisStore {
     }
 }
 
-fn unavailable(why: impl std::fmt::Display) -> StoreError {
+pub(crate) fn unavailable(why: impl std::fmt::Display) -> StoreError {
     StoreError {
         message: format!("the shared store (Redis) is unavailable: {why}"),
         retry_after: Duration::from_secs(1),
@@ -141,7 +136,7 @@ fn unavailable(why: impl std::fmt::Display) -> StoreError {
 }
 
 /// Opens a Redis client for `url` (`redis://`, `rediss://`, with an optional password).
-fn client(url: &str) -> Result<Client, StoreError> {
+pub(crate) fn client(url: &str) -> Result<Client, StoreError> {
     // rustls needs one process-wide crypto provider for `rediss://`; ring is already here.
     let _ = rustls::crypto::ring::default_provider().install_default();
     Client::open(url).map_err(|error| StoreError {
@@ -379,65 +374,6 @@ async fn resync(connection: &mut ConnectionManager, view: &View) -> redis::Redis
         }
     }
     Ok(keys.len())
-}
-
-const KEY_FILES_PREFIX: &str = "dossier:keys:";
-
-/// Makes the key files in `state_dir` and the ones in Redis the same: a key file missing
-/// here is taken from Redis, one missing in Redis is published (first come wins), and a
-/// key that differs is an error naming the file. Run before the keys are loaded (to take
-/// Redis's) and after (to publish what was just created).
-pub async fn share_keys(url: &str, state_dir: &Path) -> Result<(), StoreError> {
-    let client = client(url)?;
-    let mut connection = tokio::time::timeout(
-        Duration::from_secs(3),
-        client.get_multiplexed_async_connection(),
-    )
-    .await
-    .map_err(|_| unavailable("connecting timed out"))?
-    .map_err(unavailable)?;
-    for file in [IDENTITY_KEY_FILE, ACCESS_KEY_FILE] {
-        let path = state_dir.join(file);
-        let name = format!("{KEY_FILES_PREFIX}{file}");
-        let local = match std::fs::read_to_string(&path) {
-            Ok(text) => Some(text),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
-            Err(error) => return Err(unavailable(format!("{}: {error}", path.display()))),
-        };
-        if let Some(local) = &local {
-            // First come wins; a refusal here shows up as a difference just below.
-            let _: Option<String> = redis::cmd("SET")
-                .arg(&name)
-                .arg(local)
-                .arg("NX")
-                .query_async(&mut connection)
-                .await
-                .map_err(unavailable)?;
-        }
-        let shared: Option<String> = connection.get(&name).await.map_err(unavailable)?;
-        match (local, shared) {
-            (Some(local), Some(shared)) if local != shared => {
-                return Err(StoreError {
-                    message: format!(
-                        "{}: this key differs from the one the other instances use (in Redis); \
-                         start with a state directory without key files to take theirs",
-                        path.display()
-                    ),
-                    retry_after: Duration::from_secs(1),
-                })
-            }
-            (None, Some(shared)) => {
-                if !state_dir.exists() {
-                    std::fs::create_dir_all(state_dir)
-                        .map_err(|e| unavailable(format!("{}: {e}", state_dir.display())))?;
-                }
-                write_secret(&path, shared.as_bytes()).map_err(|e| unavailable(e.to_string()))?;
-                tracing::info!(file = %path.display(), "took the shared key from Redis");
-            }
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 /// A per-address token bucket kept in Redis, shared by every instance.

@@ -274,6 +274,14 @@ impl ArtifactSet {
         ArtifactSet { by_path, revision }
     }
 
+    /// The same set with `artifact` added, or replacing the one at its path.
+    pub fn with(&self, artifact: Artifact) -> ArtifactSet {
+        let mut by_path = self.by_path.clone();
+        by_path.insert(artifact.path.clone(), Arc::new(artifact));
+        let revision = revision_of(by_path.values().map(|a| a.as_ref()));
+        ArtifactSet { by_path, revision }
+    }
+
     pub fn get(&self, path: &str) -> Option<&Arc<Artifact>> {
         self.by_path.get(path)
     }

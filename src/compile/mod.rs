@@ -22,8 +22,9 @@ use crate::content::Site;
 pub struct CompileInput<'a> {
     pub site: &'a Site,
     pub config: &'a SiteConfig,
-    /// The identity signing key's public half, published in the JWKS.
-    pub jwk: &'a PublicJwk,
+    /// The identity keys' public halves, published in the JWKS: the current one first, then
+    /// any retired one whose assertions may still be valid.
+    pub jwks: &'a [PublicJwk],
     /// The version being replaced, if any: unchanged artifacts reuse its compressed variants.
     pub previous: Option<&'a ArtifactSet>,
 }

@@ -16,7 +16,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
 use dossier::auth::endpoints::{AuthService, Limiter, RateLimits};
-use dossier::auth::keys::Keys;
+use dossier::auth::keys::Keyring;
 use dossier::auth::redis_store::RedisStore;
 use dossier::auth::store::{EmbeddedStore, RevocationStore};
 use dossier::clock::{Clock, ManualClock};
@@ -303,7 +303,11 @@ impl TestServer {
         store: Option<Box<dyn RevocationStore>>,
         configure: impl FnOnce(&mut App),
     ) -> TestServer {
-        let keys = Keys::load_or_create(state.path()).unwrap();
+        let keys = Keyring::load_or_create(
+            state.path(),
+            dossier::clock::unix_seconds(SystemTime::now()),
+        )
+        .unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let base_url = base.unwrap_or_else(|| BaseUrl::parse(&format!("http://{addr}")).unwrap());
@@ -312,7 +316,13 @@ impl TestServer {
             auth: AuthPolicy::default(),
             templates: None,
         };
-        let version = live::prepare(&source, &config, keys.identity.jwk(), None).unwrap();
+        let version = live::prepare(
+            &source,
+            &config,
+            &keys.published_jwks(&config.auth, 0),
+            None,
+        )
+        .unwrap();
         // Whole seconds, like the timestamps in tokens, so lifetimes come out exact.
         let now = SystemTime::UNIX_EPOCH
             + Duration::from_secs(dossier::clock::unix_seconds(SystemTime::now()));

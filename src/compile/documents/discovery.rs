@@ -58,7 +58,19 @@ struct AnonymousMethod {
 
 #[derive(Serialize)]
 struct JsonWebKeySet<'a> {
-    keys: [&'a PublicJwk; 1],
+    keys: &'a [PublicJwk],
+}
+
+/// The JWKS document for `keys`. Also used alone, to bring a loaded `build/` up to date
+/// with a key rotation.
+pub fn jwks(keys: &[PublicJwk]) -> Result<Artifact, CompileError> {
+    Artifact::json(
+        paths::JWKS,
+        JSON,
+        CachePolicy::Content,
+        &JsonWebKeySet { keys },
+    )
+    .map_err(|e| CompileError::new("JWKS", e))
 }
 
 pub fn discovery(input: &CompileInput<'_>) -> Result<Vec<Artifact>, CompileError> {
@@ -129,12 +141,6 @@ pub fn discovery(input: &CompileInput<'_>) -> Result<Vec<Artifact>, CompileError
             &server_metadata,
         )
         .map_err(error("authorization server metadata"))?,
-        Artifact::json(
-            paths::JWKS,
-            JSON,
-            CachePolicy::Content,
-            &JsonWebKeySet { keys: [input.jwk] },
-        )
-        .map_err(error("JWKS"))?,
+        jwks(input.jwks)?,
     ])
 }
