@@ -32,7 +32,8 @@ fn assert_strong_etag(value: &str) {
 fn assert_no_empty_arrays(value: &Value, at: &str) {
     match value {
         Value::Array(items) => {
-            assert!(!items.is_empty(), "empty array at {at}");
+            let required_empty = at.ends_with(".response_types_supported");
+            assert!(!items.is_empty() || required_empty, "empty array at {at}");
             for (i, item) in items.iter().enumerate() {
                 assert_no_empty_arrays(item, &format!("{at}[{i}]"));
             }
@@ -518,7 +519,9 @@ async fn authorization_server_metadata_and_agent_auth() {
         .as_array()
         .unwrap()
         .contains(&"company:read".into()));
-    assert!(metadata.get("response_types_supported").is_none());
+    // RFC 8414 §2: REQUIRED. Empty, because no response type is supported; the TypeScript
+    // MCP SDK and authlib refuse metadata without it.
+    assert_eq!(metadata["response_types_supported"], serde_json::json!([]));
 
     let agent_auth = &metadata["agent_auth"];
     assert_eq!(agent_auth["skill"], format!("{base}/auth.md"));

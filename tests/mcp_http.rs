@@ -491,6 +491,25 @@ async fn origins_preflight_and_bearer_tokens() {
         "resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"",
         server.base
     )));
+    // The 401 body is a JSON-RPC error for the request, so MCP clients can show the reason.
+    let refusal = bad.json();
+    assert_eq!(refusal["jsonrpc"], "2.0");
+    assert_eq!(refusal["id"], ping["id"], "{refusal}");
+    assert_eq!(refusal["error"]["code"], -32001);
+    assert_eq!(refusal["error"]["message"], "the access token is malformed");
+    assert_eq!(refusal["error"]["data"]["error"], "invalid_token");
+    assert!(bad.header("content-type").starts_with("application/json"));
+    // When the body is not a request, there is no id to answer with.
+    let unreadable = server
+        .send(
+            Method::POST,
+            "/mcp",
+            &[JSON_TYPE, ("authorization", "Bearer junk")],
+            "{nope",
+        )
+        .await;
+    assert_eq!(unreadable.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(unreadable.json()["id"], serde_json::Value::Null);
     let token = server
         .send(
             Method::POST,

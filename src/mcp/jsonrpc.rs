@@ -12,6 +12,8 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
 pub const HEADER_MISMATCH: i64 = -32020;
+/// Server-defined: the bearer token was refused (the HTTP answer is 401 with a challenge).
+pub const UNAUTHORIZED: i64 = -32001;
 pub const UNSUPPORTED_VERSION: i64 = -32022;
 
 /// A request id: a string or a number, echoed back byte for byte as sent. Parsing it into a
@@ -63,6 +65,15 @@ pub struct Invalid {
     pub id: Option<Id>,
     pub code: i64,
     pub message: &'static str,
+}
+
+/// The `id` of the request in `body`, when there is one to read.
+pub fn request_id(body: &[u8]) -> Option<Id> {
+    match parse(body) {
+        Ok(Message::Request { id, .. }) => Some(id),
+        Err(Invalid { id, .. }) => id,
+        Ok(_) => None,
+    }
 }
 
 pub fn parse(body: &[u8]) -> Result<Message, Invalid> {

@@ -158,6 +158,7 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
     if let Some(refusal) = check_host(&request) {
         return refusal;
     }
+    let mut unauthorized = None;
     let endpoint = {
         // The live version is held only while no await is pending, and one request never
         // sees two versions: static answers are produced entirely inside this block.
@@ -200,8 +201,17 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
             return method_not_allowed(method, endpoint);
         }
         if let Some(metadata) = bearer_metadata(path) {
-            if let Some(refusal) = check_bearer(app, &request, metadata) {
-                return refusal;
+            match check_bearer(app, &request) {
+                Ok(()) => {}
+                // MCP clients show a JSON-RPC error's message; an OAuth-shaped body reaches
+                // their users as "the server returned an error". The body is read for its id.
+                Err(BearerRefusal::InvalidToken(description)) if endpoint == Endpoint::Mcp => {
+                    unauthorized = Some(description);
+                }
+                Err(BearerRefusal::InvalidToken(description)) => {
+                    return invalid_token(app, description, metadata)
+                }
+                Err(BearerRefusal::Other(refusal)) => return refusal,
             }
         }
         match (endpoint, artifact) {
@@ -224,6 +234,9 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
         }
     };
 
+    if let Some(description) = unauthorized {
+        return mcp_unauthorized(app, request, description).await;
+    }
     match endpoint {
         Endpoint::Authorize => {
             let wants_html = request
@@ -410,17 +423,21 @@ fn preflight(endpoint: Endpoint) -> Response<Body> {
 }
 
 /// `None` when the request may proceed: no token, or a valid one.
-fn check_bearer(
-    app: &App,
-    request: &Request<Incoming>,
-    metadata: &'static str,
-) -> Option<Response<Body>> {
+/// Why a request's bearer credentials are refused.
+enum BearerRefusal {
+    /// A 401 with this description.
+    InvalidToken(&'static str),
+    /// Any other answer (a token in the wrong place, the store unreachable).
+    Other(Response<Body>),
+}
+
+fn check_bearer(app: &App, request: &Request<Incoming>) -> Result<(), BearerRefusal> {
     if bearer::token_in_query(request.uri().query()) {
-        return Some(reply::error(
+        return Err(BearerRefusal::Other(reply::error(
             StatusCode::BAD_REQUEST,
             "invalid_request",
             "access tokens are accepted only in the Authorization header, never in the query string",
-        ));
+        )));
     }
     // RFC 6750 §2.2 form-body tokens: a GET has no form body, so any form body here can only
     // be an attempt to send one. (A POST to /mcp must be JSON and is refused with 415 later.)
@@ -437,16 +454,16 @@ fn check_bearer(
             "application/x-www-form-urlencoded",
         )
     {
-        return Some(reply::error(
+        return Err(BearerRefusal::Other(reply::error(
             StatusCode::BAD_REQUEST,
             "invalid_request",
             "access tokens are accepted only in the Authorization header, never in a form body",
-        ));
+        )));
     }
     let problem = match bearer::presented(headers.get_all(AUTHORIZATION).iter()) {
-        Presented::Nothing => return None,
+        Presented::Nothing => return Ok(()),
         Presented::Token(token) => match app.auth.check_access_token(token, app.clock.now()) {
-            Ok(()) => return None,
+            Ok(()) => return Ok(()),
             // Fail closed: a token that may have been revoked is never accepted.
             Err(AccessTokenError::Unverifiable) => {
                 let mut response = reply::error(
@@ -457,13 +474,13 @@ fn check_bearer(
                 response
                     .headers_mut()
                     .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-                return Some(response);
+                return Err(BearerRefusal::Other(response));
             }
             Err(error) => error.description(),
         },
         Presented::Unusable(problem) => problem,
     };
-    Some(invalid_token(app, problem, metadata))
+    Err(BearerRefusal::InvalidToken(problem))
 }
 
 /// 401 with the RFC 6750 / RFC 9728 challenge that points at the metadata.
@@ -479,6 +496,35 @@ fn invalid_token(app: &App, description: &str, metadata: &'static str) -> Respon
     response
         .headers_mut()
         .insert(CACHE_CONTROL, reply::NO_STORE);
+    response
+}
+
+/// The 401 for `/mcp`: the same challenge, with a JSON-RPC error body that carries the
+/// request's id when the body can be read (within the usual size and time limits).
+async fn mcp_unauthorized(
+    app: &App,
+    request: Request<Incoming>,
+    description: &'static str,
+) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    let id = read_body(
+        &parts.headers,
+        body,
+        MAX_MCP_BODY_BYTES,
+        app.connections.body_timeout,
+    )
+    .await
+    .ok()
+    .and_then(|body| jsonrpc::request_id(&body));
+    let data = serde_json::json!({
+        "error": "invalid_token",
+        "error_description": description,
+        "resource_metadata": app.config.base_url.join(paths::PROTECTED_RESOURCE_MCP),
+    });
+    let body = jsonrpc::error(id.as_ref(), jsonrpc::UNAUTHORIZED, description, Some(data));
+    let mut response = invalid_token(app, description, paths::PROTECTED_RESOURCE_MCP);
+    *response.body_mut() = Body::new(Bytes::from(body));
+    response.headers_mut().insert(CONTENT_TYPE, reply::JSON);
     response
 }
 

@@ -29,6 +29,9 @@ struct AuthorizationServerMetadata<'a> {
     token_endpoint: String,
     jwks_uri: String,
     revocation_endpoint: String,
+    /// RFC 8414 §2 requires the field; no response type is supported (there is no
+    /// authorization-code or implicit flow), so it is the one empty array we publish.
+    response_types_supported: [&'static str; 0],
     grant_types_supported: [&'static str; 2],
     token_endpoint_auth_methods_supported: [&'static str; 1],
     revocation_endpoint_auth_methods_supported: [&'static str; 1],
@@ -100,6 +103,7 @@ pub fn discovery(input: &CompileInput<'_>) -> Result<Vec<Artifact>, CompileError
         token_endpoint: base.join(paths::OAUTH_TOKEN),
         jwks_uri: base.join(paths::JWKS),
         revocation_endpoint: base.join(paths::OAUTH_REVOKE),
+        response_types_supported: [],
         grant_types_supported: [JWT_BEARER_GRANT, CLIENT_CREDENTIALS_GRANT],
         token_endpoint_auth_methods_supported: ["none"],
         revocation_endpoint_auth_methods_supported: ["none"],
