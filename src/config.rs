@@ -77,6 +77,18 @@ impl BaseUrl {
         &self.0
     }
 
+    /// The host, without scheme or port (IPv6 literals keep their brackets).
+    pub fn host(&self) -> &str {
+        let rest = self
+            .0
+            .split_once("://")
+            .map_or(self.0.as_str(), |(_, rest)| rest);
+        match rest.strip_prefix('[') {
+            Some(inner) => inner.find(']').map_or(rest, |end| &rest[..end + 2]),
+            None => rest.split(':').next().unwrap_or(rest),
+        }
+    }
+
     /// `BASE` + `path`, where `path` starts with `/`.
     pub fn join(&self, path: &str) -> String {
         debug_assert!(path.starts_with('/'));

@@ -9,7 +9,13 @@ pub const STYLE: &str = "/style.css";
 pub const LLMS_TXT: &str = "/llms.txt";
 pub const ROBOTS_TXT: &str = "/robots.txt";
 pub const SITEMAP: &str = "/sitemap.xml";
-pub const MCP_SERVER_CARD: &str = "/.well-known/mcp/server-card.json";
+/// The MCP server card where the server-card extension puts it: `<mcp url>/server-card`.
+pub const MCP_SERVER_CARD: &str = "/mcp/server-card";
+/// The earlier location and shape of the card, kept for scanners that still look there.
+pub const MCP_SERVER_CARD_LEGACY: &str = "/.well-known/mcp/server-card.json";
+/// The AI Catalog: where a client that knows only the domain finds the server card.
+pub const AI_CATALOG: &str = "/.well-known/ai-catalog.json";
+pub const FAVICON: &str = "/favicon.svg";
 pub const AGENT_SKILLS: &str = "/.well-known/agent-skills/index.json";
 
 /// First path segments that site paths use; a page slug may not take one of them.
@@ -39,6 +45,8 @@ pub const PROTECTED_RESOURCE_MCP: &str = "/.well-known/oauth-protected-resource/
 pub const AUTHORIZATION_SERVER: &str = "/.well-known/oauth-authorization-server";
 pub const JWKS: &str = "/.well-known/jwks.json";
 pub const AUTH_MD: &str = "/auth.md";
+/// The same bytes as [`AUTH_MD`], where scanners also look.
+pub const AUTH_MD_WELL_KNOWN: &str = "/.well-known/auth.md";
 
 pub const AGENT_IDENTITY: &str = "/agent/identity";
 pub const AGENT_IDENTITY_CLAIM: &str = "/agent/identity/claim";

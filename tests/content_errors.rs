@@ -102,6 +102,59 @@ fn unknown_fields_are_typos_not_silently_dropped() {
 }
 
 #[test]
+fn a_bad_company_profile_is_located_field_by_field() {
+    let errors = errors_after(|dir| {
+        let company = dir.join("company.json");
+        // One check digit off.
+        replace_in(&company, "5493001CBLTRDG0A4X19", "5493001CBLTRDG0A4X18");
+        replace_in(&company, "\"US-DE\"", "\"Delaware\"");
+        replace_in(&company, "\"code\": \"334519\"", "\"code\": \"33-45\"");
+        replace_in(&company, "\"latitude\": 40.153", "\"latitude\": 140.153");
+        replace_in(
+            &company,
+            "\"date\": \"2004-03-15\"",
+            "\"date\": \"2005-03-15\"",
+        );
+        replace_in(
+            &company,
+            "\"valid_until\": \"2027-06-30\"",
+            "\"valid_until\": \"2027-06-31\"",
+        );
+    });
+    let expected = [
+        "founded.date: `2005-03-15` is not in founded.year 2004",
+        "lei: `5493001CBLTRDG0A4X18` is not a valid LEI",
+        "registration.jurisdiction: `Delaware` is not a jurisdiction",
+        "industry_codes[0].code: `33-45` is not a NAICS code",
+        "locations[1].geo.latitude: 140.153 is not a latitude",
+        "certifications[0].valid_until: `2027-06-31` is not a date",
+    ];
+    assert_eq!(errors.len(), expected.len(), "{errors:#?}");
+    for (error, expected) in errors.iter().zip(expected) {
+        let (location, message) = error.split_once(": ").unwrap();
+        assert!(location.starts_with("company.json:"), "{error}");
+        let line: usize = location["company.json:".len()..].parse().unwrap();
+        assert!(line > 1, "{error}");
+        assert!(
+            message.starts_with(expected),
+            "{error} should say {expected}"
+        );
+    }
+    // An unknown location type names the ones allowed.
+    let errors = errors_after(|dir| {
+        replace_in(
+            &dir.join("company.json"),
+            "\"type\": \"factory\"",
+            "\"type\": \"mine\"",
+        );
+    });
+    assert!(
+        errors[0].contains("locations[1].type") && errors[0].contains("`factory`"),
+        "{errors:?}"
+    );
+}
+
+#[test]
 fn bad_emails_urls_phones_and_countries_are_located() {
     let errors = errors_after(|dir| {
         let company = dir.join("company.json");
@@ -121,10 +174,10 @@ fn bad_emails_urls_phones_and_countries_are_located() {
     assert_eq!(
         errors,
         [
-            "company.json:16: headquarters.country: `USA` is not an ISO 3166-1 alpha-2 country code like `DE` or `US`",
-            "company.json:20: contact.email: `hello-at-cobaltridge` is not an email address like `press@example.com`",
-            "company.json:21: contact.phone: `call us` is not a phone number like `+49 30 1234 5678`",
-            "company.json:33: links[1].url: `docs.cobaltridge.example` is not an absolute http(s) URL like `https://example.com/about`",
+            "company.json:17: headquarters.country: `USA` is not an ISO 3166-1 alpha-2 country code like `DE` or `US`",
+            "company.json:21: contact.email: `hello-at-cobaltridge` is not an email address like `press@example.com`",
+            "company.json:22: contact.phone: `call us` is not a phone number like `+49 30 1234 5678`",
+            "company.json:39: links[1].url: `docs.cobaltridge.example` is not an absolute http(s) URL like `https://example.com/about`",
         ]
     );
 }
@@ -243,7 +296,7 @@ fn hostile_json_does_not_crash_the_loader() {
     });
     assert_eq!(errors.len(), 4, "{errors:?}");
     assert!(
-        errors[0].starts_with("company.json:44: -: trailing characters"),
+        errors[0].starts_with("company.json:197: -: trailing characters"),
         "{errors:?}"
     );
     let errors = &errors[1..];

@@ -329,6 +329,14 @@ fn cdn_files_follow_their_documented_syntax_and_limits_at_any_size() {
     let out = dir.path().join("build");
     build(&content, &out, &dir.path().join("state"), Some(ORIGIN));
 
+    // llms.txt stays readable: divisions link their own, and the page list is capped.
+    let llms = fs::read_to_string(out.join("llms.txt")).unwrap();
+    assert!(llms.contains("## Pages by division"), "{llms}");
+    assert!(llms.contains("/divisions/field-sensors/llms.txt"), "{llms}");
+    assert!(!llms.contains("/extra-299.md"), "{llms}");
+    assert!(llms.contains("more pages belong to no division"), "{llms}");
+    assert!(llms.len() < 40_000, "{} bytes", llms.len());
+
     let headers = fs::read_to_string(out.join("_headers")).unwrap();
     let rules = header_rules(&headers);
     assert!(rules.len() <= 100, "{} _headers rules", rules.len());

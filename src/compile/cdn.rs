@@ -74,19 +74,41 @@ pub fn headers_file(manifest: &Manifest) -> String {
         super::artifact::CONTENT_CACHE_CONTROL
     ));
     out.push_str(&format!("/*.md\n  Content-Type: {MARKDOWN_TYPE}\n"));
-    for (path, entry) in &manifest.artifacts {
-        let type_needed = inferred_type(&entry.file) != Some(entry.content_type.as_str());
-        if !type_needed && entry.headers.is_empty() {
-            continue;
+    // Every HTML page names its Markdown twin and llms.txt in a `Link` header. A site with
+    // more pages than the rule limit allows keeps those links in each page's `<link>`
+    // elements only (dossier serve always sends both); the other headers always fit.
+    let rules = |with_page_links: bool| -> Vec<String> {
+        let mut rules = Vec::new();
+        for (path, entry) in &manifest.artifacts {
+            let type_needed = inferred_type(&entry.file) != Some(entry.content_type.as_str());
+            let is_page = entry.content_type.starts_with("text/html") && path != "/";
+            let headers: Vec<_> = entry
+                .headers
+                .iter()
+                .filter(|(name, _)| {
+                    with_page_links || !(is_page && name.eq_ignore_ascii_case("link"))
+                })
+                .collect();
+            if !type_needed && headers.is_empty() {
+                continue;
+            }
+            let mut rule = format!("{path}\n");
+            if type_needed {
+                rule.push_str(&format!("  Content-Type: {}\n", entry.content_type));
+            }
+            for (name, value) in headers {
+                rule.push_str(&format!("  {}: {value}\n", canonical(name)));
+            }
+            rules.push(rule);
         }
-        out.push_str(path);
-        out.push('\n');
-        if type_needed {
-            out.push_str(&format!("  Content-Type: {}\n", entry.content_type));
-        }
-        for (name, value) in &entry.headers {
-            out.push_str(&format!("  {}: {value}\n", canonical(name)));
-        }
+        rules
+    };
+    let mut chosen = rules(true);
+    if chosen.len() + 2 > MAX_HEADER_RULES {
+        chosen = rules(false);
+    }
+    for rule in chosen {
+        out.push_str(&rule);
     }
     out
 }

@@ -6,6 +6,7 @@
 
 pub mod artifact;
 pub mod cdn;
+pub mod dns;
 pub mod documents;
 pub mod output;
 pub mod templates;
@@ -17,6 +18,7 @@ pub use artifact::{Artifact, ArtifactSet, CachePolicy, Encoding, Representation}
 use crate::auth::keys::PublicJwk;
 use crate::config::SiteConfig;
 use crate::content::Site;
+use crate::paths;
 
 /// What the compiler needs besides the content.
 pub struct CompileInput<'a> {
@@ -71,6 +73,9 @@ pub fn compile(input: &CompileInput<'_>) -> Result<ArtifactSet, CompileError> {
         input, &templates, &openapi, &auth_text,
     )?);
     artifacts.extend(documents::agents::all(input, &auth_md.identity.body)?);
+    let mut well_known_auth_md = auth_md.clone();
+    well_known_auth_md.path = paths::AUTH_MD_WELL_KNOWN.into();
+    artifacts.push(well_known_auth_md);
     artifacts.push(auth_md);
     tracing::debug!(
         artifacts = artifacts.len(),

@@ -190,8 +190,12 @@ fn header_text(value: &HeaderValue) -> String {
     String::from_utf8_lossy(value.as_bytes()).into_owned()
 }
 
+/// The DNS-AID records for the operator's zone (not a served file: DNS is not HTTP).
+pub const DNS_RECORDS_FILE: &str = "dns-records.txt";
+
 /// Writes `set` to `out` atomically, with the CDN files (`_headers`, `_redirects`,
-/// `_routes.json`, `_worker.js`); `origin` is where the dynamic core runs behind a CDN.
+/// `_routes.json`, `_worker.js`) and `dns-records.txt`; `origin` is where the dynamic core
+/// runs behind a CDN.
 pub fn write_build(
     set: &ArtifactSet,
     base_url: &BaseUrl,
@@ -240,6 +244,11 @@ fn write_tree(
         dir,
         "_routes.json",
         super::cdn::routes_file(&manifest).as_bytes(),
+    )?;
+    write_file(
+        dir,
+        DNS_RECORDS_FILE,
+        super::dns::records(base_url).as_bytes(),
     )?;
     write_file(
         dir,

@@ -34,6 +34,13 @@ impl Templates {
     pub fn load(dir: Option<&Path>) -> Result<Templates, CompileError> {
         let mut environment = Environment::new();
         environment.set_keep_trailing_newline(true);
+        // `{{ address | address_lines | join(", ") }}`: the address in its country's order.
+        environment.add_filter(
+            "address_lines",
+            |address: minijinja::value::ViaDeserialize<crate::content::model::Address>| {
+                address.0.lines()
+            },
+        );
         // HTML templates escape what they print; Markdown and CSS are written as is.
         environment.set_auto_escape_callback(|name| {
             if name.ends_with(".html") {

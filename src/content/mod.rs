@@ -12,6 +12,7 @@
 //! This module never writes anything and never half-succeeds: it returns a whole `Site` or
 //! the complete list of [`ContentError`]s.
 
+mod address;
 mod error;
 mod front_matter;
 pub mod model;

@@ -40,12 +40,165 @@ pub struct Company {
     pub links: Vec<Link>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub identifiers: Vec<Identifier>,
+    /// The company's logo: an absolute http(s) URL of an image.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logo: Option<String>,
+    /// The same company elsewhere: Wikidata, LinkedIn, Crunchbase, a registry page.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub same_as: Vec<String>,
+    /// Legal Entity Identifier (ISO 17442), checked with its check digits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lei: Option<String>,
+    /// Entry in a company register.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registration: Option<Registration>,
+    /// e.g. `Delaware corporation`, `GmbH`, `société anonyme`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub legal_form: Option<String>,
+    /// VAT number with its country prefix, e.g. `DE123456789`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vat_id: Option<String>,
+    /// Tax identification number (e.g. a US EIN).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tax_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub industry_codes: Vec<IndustryCode>,
+    /// The people who lead the company, with their roles.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub leadership: Vec<Leader>,
+    /// Sites beyond the headquarters (or the headquarters again, with coordinates).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locations: Vec<Location>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<RelatedOrganization>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subsidiaries: Vec<RelatedOrganization>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub certifications: Vec<Certification>,
+}
+
+/// An entry in a company register.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Registration {
+    pub number: String,
+    /// ISO 3166-1 alpha-2 country, or ISO 3166-2 subdivision such as `US-DE`.
+    pub jurisdiction: String,
+    /// The register's name, e.g. `Delaware Division of Corporations`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry: Option<String>,
+}
+
+/// Industry classification systems a code can come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum IndustryScheme {
+    /// North American Industry Classification System: 2 to 6 digits.
+    #[serde(rename = "NAICS")]
+    Naics,
+    /// UN ISIC Rev. 4: a section letter, or 2 to 4 digits.
+    #[serde(rename = "ISIC")]
+    Isic,
+}
+
+impl IndustryScheme {
+    pub fn label(self) -> &'static str {
+        match self {
+            IndustryScheme::Naics => "NAICS",
+            IndustryScheme::Isic => "ISIC",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndustryCode {
+    pub scheme: IndustryScheme,
+    pub code: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Leader {
+    pub name: String,
+    /// e.g. `Chief Executive Officer`.
+    pub role: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// What a location is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LocationType {
+    Headquarters,
+    Office,
+    Factory,
+    Laboratory,
+    Warehouse,
+    Store,
+    DataCenter,
+    ServiceCenter,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Location {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: LocationType,
+    pub address: Address,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geo: Option<Geo>,
+}
+
+/// WGS 84 coordinates in decimal degrees.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Geo {
+    pub latitude: f64,
+    pub longitude: f64,
+}
+
+/// A parent company or a subsidiary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RelatedOrganization {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lei: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Certification {
+    /// e.g. `ISO 9001:2015`.
+    pub name: String,
+    /// Who certified it, e.g. the certification body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
+    /// The certificate's number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identifier: Option<String>,
+    /// `YYYY-MM-DD`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_until: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Founded {
     pub year: u16,
+    /// The exact founding date, `YYYY-MM-DD`, in `year`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub place: Option<String>,
 }
@@ -192,6 +345,126 @@ impl Company {
                 &format!("identifiers[{i}].value"),
                 &identifier.value,
             );
+            if identifier.scheme.eq_ignore_ascii_case("LEI") {
+                rules::lei(
+                    problems,
+                    &format!("identifiers[{i}].value"),
+                    &identifier.value,
+                );
+            }
+        }
+        self.check_profile(problems);
+    }
+
+    /// The optional fields of a full company profile.
+    fn check_profile(&self, problems: &mut Problems) {
+        if let Some(date) = &self.founded.date {
+            rules::date(problems, "founded.date", date);
+            if !date.starts_with(&format!("{:04}-", self.founded.year)) {
+                problems.add(
+                    "founded.date",
+                    format!("`{date}` is not in founded.year {}", self.founded.year),
+                );
+            }
+        }
+        if let Some(logo) = &self.logo {
+            rules::url(problems, "logo", logo);
+        }
+        for (i, url) in self.same_as.iter().enumerate() {
+            rules::url(problems, &format!("same_as[{i}]"), url);
+        }
+        if let Some(lei) = &self.lei {
+            rules::lei(problems, "lei", lei);
+        }
+        if let Some(registration) = &self.registration {
+            rules::text(problems, "registration.number", &registration.number);
+            rules::jurisdiction(
+                problems,
+                "registration.jurisdiction",
+                &registration.jurisdiction,
+            );
+            rules::optional_text(
+                problems,
+                "registration.registry",
+                registration.registry.as_deref(),
+            );
+        }
+        rules::optional_text(problems, "legal_form", self.legal_form.as_deref());
+        if let Some(vat_id) = &self.vat_id {
+            rules::vat_id(problems, "vat_id", vat_id);
+        }
+        rules::optional_text(problems, "tax_id", self.tax_id.as_deref());
+        for (i, code) in self.industry_codes.iter().enumerate() {
+            rules::industry_code(
+                problems,
+                &format!("industry_codes[{i}].code"),
+                code.scheme,
+                &code.code,
+            );
+            rules::optional_text(
+                problems,
+                &format!("industry_codes[{i}].name"),
+                code.name.as_deref(),
+            );
+        }
+        for (i, leader) in self.leadership.iter().enumerate() {
+            rules::text(problems, &format!("leadership[{i}].name"), &leader.name);
+            rules::text(problems, &format!("leadership[{i}].role"), &leader.role);
+            if let Some(url) = &leader.url {
+                rules::url(problems, &format!("leadership[{i}].url"), url);
+            }
+        }
+        for (i, location) in self.locations.iter().enumerate() {
+            rules::text(problems, &format!("locations[{i}].name"), &location.name);
+            location
+                .address
+                .check(problems, &format!("locations[{i}].address"));
+            if let Some(geo) = location.geo {
+                rules::geo(
+                    problems,
+                    &format!("locations[{i}].geo"),
+                    geo.latitude,
+                    geo.longitude,
+                );
+            }
+        }
+        let related = self.parent.iter().map(|o| ("parent".to_string(), o)).chain(
+            self.subsidiaries
+                .iter()
+                .enumerate()
+                .map(|(i, o)| (format!("subsidiaries[{i}]"), o)),
+        );
+        for (at, organization) in related {
+            rules::text(problems, &format!("{at}.name"), &organization.name);
+            if let Some(url) = &organization.url {
+                rules::url(problems, &format!("{at}.url"), url);
+            }
+            if let Some(lei) = &organization.lei {
+                rules::lei(problems, &format!("{at}.lei"), lei);
+            }
+            if let Some(country) = &organization.country {
+                rules::country(problems, &format!("{at}.country"), country);
+            }
+        }
+        for (i, certification) in self.certifications.iter().enumerate() {
+            let at = format!("certifications[{i}]");
+            rules::text(problems, &format!("{at}.name"), &certification.name);
+            rules::optional_text(
+                problems,
+                &format!("{at}.issuer"),
+                certification.issuer.as_deref(),
+            );
+            rules::optional_text(
+                problems,
+                &format!("{at}.identifier"),
+                certification.identifier.as_deref(),
+            );
+            if let Some(date) = &certification.valid_until {
+                rules::date(problems, &format!("{at}.valid_until"), date);
+            }
+            if let Some(url) = &certification.url {
+                rules::url(problems, &format!("{at}.url"), url);
+            }
         }
     }
 }

@@ -191,6 +191,112 @@ fn is_date(value: &str) -> bool {
     (1..=days_in_month).contains(&day)
 }
 
+/// ISO 17442: 18 letters or digits, then two check digits such that the whole, read as a
+/// number with letters as 10 to 35, leaves 1 when divided by 97 (ISO 7064 MOD 97-10).
+pub fn lei(problems: &mut Problems, field: &str, value: &str) {
+    if !is_lei(value) {
+        problems.add(
+            field,
+            format!("`{value}` is not a valid LEI: 20 characters, letters and digits, the last two check digits (ISO 17442)"),
+        );
+    }
+}
+
+pub fn is_lei(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    if bytes.len() != 20
+        || !bytes[..18]
+            .iter()
+            .all(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
+        || !bytes[18..].iter().all(u8::is_ascii_digit)
+    {
+        return false;
+    }
+    let remainder = bytes.iter().fold(0u32, |remainder, &b| {
+        if b.is_ascii_digit() {
+            (remainder * 10 + u32::from(b - b'0')) % 97
+        } else {
+            (remainder * 100 + u32::from(b - b'A' + 10)) % 97
+        }
+    });
+    remainder == 1
+}
+
+/// A country (ISO 3166-1 alpha-2) or a subdivision (ISO 3166-2, e.g. `US-DE`).
+pub fn jurisdiction(problems: &mut Problems, field: &str, value: &str) {
+    let (country, subdivision) = value.split_once('-').unwrap_or((value, ""));
+    let country_ok = country.len() == 2 && country.bytes().all(|b| b.is_ascii_uppercase());
+    let subdivision_ok = value.len() == 2
+        || ((1..=3).contains(&subdivision.len())
+            && subdivision
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit()));
+    if !country_ok || !subdivision_ok {
+        problems.add(
+            field,
+            format!("`{value}` is not a jurisdiction: an ISO 3166-1 country like `DE`, or an ISO 3166-2 subdivision like `US-DE`"),
+        );
+    }
+}
+
+/// A VAT number with its two-letter country prefix, e.g. `DE123456789`.
+pub fn vat_id(problems: &mut Problems, field: &str, value: &str) {
+    let bytes = value.as_bytes();
+    let ok = (4..=15).contains(&bytes.len())
+        && bytes[..2].iter().all(u8::is_ascii_uppercase)
+        && bytes[2..]
+            .iter()
+            .all(|b| b.is_ascii_digit() || b.is_ascii_uppercase());
+    if !ok {
+        problems.add(
+            field,
+            format!("`{value}` is not a VAT number with its country prefix, like `DE123456789`"),
+        );
+    }
+}
+
+/// NAICS: 2 to 6 digits. ISIC Rev. 4: a section letter `A`–`U`, or 2 to 4 digits.
+pub fn industry_code(
+    problems: &mut Problems,
+    field: &str,
+    scheme: super::model::IndustryScheme,
+    value: &str,
+) {
+    use super::model::IndustryScheme;
+    let digits = |range: std::ops::RangeInclusive<usize>| {
+        range.contains(&value.len()) && value.bytes().all(|b| b.is_ascii_digit())
+    };
+    let (ok, shape) = match scheme {
+        IndustryScheme::Naics => (digits(2..=6), "2 to 6 digits, like `334519`"),
+        IndustryScheme::Isic => (
+            digits(2..=4) || (value.len() == 1 && ("A"..="U").contains(&value)),
+            "a section letter A to U or 2 to 4 digits, like `2651`",
+        ),
+    };
+    if !ok {
+        problems.add(
+            field,
+            format!("`{value}` is not a {} code: {shape}", scheme.label()),
+        );
+    }
+}
+
+/// Latitude within ±90 and longitude within ±180 degrees.
+pub fn geo(problems: &mut Problems, field: &str, latitude: f64, longitude: f64) {
+    if !(latitude.is_finite() && (-90.0..=90.0).contains(&latitude)) {
+        problems.add(
+            &format!("{field}.latitude"),
+            format!("{latitude} is not a latitude between -90 and 90"),
+        );
+    }
+    if !(longitude.is_finite() && (-180.0..=180.0).contains(&longitude)) {
+        problems.add(
+            &format!("{field}.longitude"),
+            format!("{longitude} is not a longitude between -180 and 180"),
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,5 +352,48 @@ mod tests {
         assert!(!check(country, "de"));
         assert!(check(phone, "+49 (30) 1234-5678"));
         assert!(!check(phone, "call us"));
+    }
+
+    #[test]
+    fn leis_are_checked_with_their_check_digits() {
+        // Published LEIs (GLEIF's own, and a bank's).
+        for good in ["506700GE1G29325QX363", "7LTWFZYICNSX8D621K86"] {
+            assert!(is_lei(good), "{good}");
+        }
+        for bad in [
+            "506700GE1G29325QX364",
+            "506700GE1G29325QX36",
+            "506700ge1g29325qx363",
+            "506700GE1G29325QX3A3",
+            "",
+        ] {
+            assert!(!is_lei(bad), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn jurisdictions_vat_ids_and_industry_codes() {
+        use crate::content::model::IndustryScheme;
+        for good in ["DE", "US-DE", "GB-ENG", "FR-75"] {
+            assert!(check(jurisdiction, good), "{good}");
+        }
+        for bad in ["de", "USA", "US-", "US-DELA", "U1"] {
+            assert!(!check(jurisdiction, bad), "{bad:?} accepted");
+        }
+        assert!(check(vat_id, "DE123456789"));
+        assert!(!check(vat_id, "123456789"));
+        let code = |scheme, value: &str| {
+            let mut problems = Problems::default();
+            industry_code(&mut problems, "f", scheme, value);
+            problems.0.is_empty()
+        };
+        assert!(code(IndustryScheme::Naics, "334519"));
+        assert!(!code(IndustryScheme::Naics, "3345190"));
+        assert!(code(IndustryScheme::Isic, "2651"));
+        assert!(code(IndustryScheme::Isic, "C"));
+        assert!(!code(IndustryScheme::Isic, "Z"));
+        let mut problems = Problems::default();
+        geo(&mut problems, "g", 91.0, f64::NAN);
+        assert_eq!(problems.0.len(), 2);
     }
 }

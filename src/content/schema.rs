@@ -49,7 +49,7 @@ pub fn model_schemas(prefix: &str) -> Map<String, Value> {
                     "type": "object",
                     "additionalProperties": false,
                     "required": ["year"],
-                    "properties": {"year": {"type": "integer"}, "place": {"type": "string"}}
+                    "properties": {"year": {"type": "integer"}, "date": {"type": "string", "format": "date"}, "place": {"type": "string"}}
                 },
                 "headquarters": r(prefix, "Address"),
                 "employees": {"type": "integer", "minimum": 0},
@@ -71,7 +71,19 @@ pub fn model_schemas(prefix: &str) -> Map<String, Value> {
                         "required": ["scheme", "value"],
                         "properties": {"scheme": {"type": "string"}, "value": {"type": "string"}}
                     }
-                }
+                },
+            }
+        },
+        "Lei": {"type": "string", "pattern": "^[A-Z0-9]{18}[0-9]{2}$", "description": "Legal Entity Identifier (ISO 17442); its check digits are verified at build time."},
+        "RelatedOrganization": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["name"],
+            "properties": {
+                "name": {"type": "string"},
+                "url": {"type": "string", "format": "uri"},
+                "lei": r(prefix, "Lei"),
+                "country": {"type": "string", "pattern": "^[A-Z]{2}$"}
             }
         },
         "Division": {
@@ -119,8 +131,98 @@ pub fn model_schemas(prefix: &str) -> Map<String, Value> {
             }
         }
     });
-    match definitions {
+    // The optional fields of a full company profile, kept apart only to stay within the
+    // `json!` macro's recursion limit.
+    let profile = json!({
+                "logo": {"type": "string", "format": "uri"},
+                "same_as": {"type": "array", "items": {"type": "string", "format": "uri"}, "description": "The same company elsewhere: Wikidata, LinkedIn, registries."},
+                "lei": r(prefix, "Lei"),
+                "registration": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["number", "jurisdiction"],
+                    "properties": {
+                        "number": {"type": "string"},
+                        "jurisdiction": {"type": "string", "pattern": "^[A-Z]{2}(-[A-Z0-9]{1,3})?$", "description": "ISO 3166-1 alpha-2 or ISO 3166-2"},
+                        "registry": {"type": "string"}
+                    }
+                },
+                "legal_form": {"type": "string"},
+                "vat_id": {"type": "string", "pattern": "^[A-Z]{2}[0-9A-Z]{2,13}$"},
+                "tax_id": {"type": "string"},
+                "industry_codes": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["scheme", "code"],
+                        "properties": {
+                            "scheme": {"enum": ["NAICS", "ISIC"]},
+                            "code": {"type": "string", "pattern": "^([0-9]{2,6}|[A-U])$"},
+                            "name": {"type": "string"}
+                        }
+                    }
+                },
+                "leadership": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["name", "role"],
+                        "properties": {"name": {"type": "string"}, "role": {"type": "string"}, "url": {"type": "string", "format": "uri"}}
+                    }
+                },
+                "locations": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["name", "type", "address"],
+                        "properties": {
+                            "name": {"type": "string"},
+                            "type": {"enum": ["headquarters", "office", "factory", "laboratory", "warehouse", "store", "data-center", "service-center"]},
+                            "address": r(prefix, "Address"),
+                            "geo": {
+                                "type": "object",
+                                "additionalProperties": false,
+                                "required": ["latitude", "longitude"],
+                                "properties": {
+                                    "latitude": {"type": "number", "minimum": -90, "maximum": 90},
+                                    "longitude": {"type": "number", "minimum": -180, "maximum": 180}
+                                }
+                            }
+                        }
+                    }
+                },
+                "parent": r(prefix, "RelatedOrganization"),
+                "subsidiaries": {"type": "array", "items": r(prefix, "RelatedOrganization")},
+                "certifications": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["name"],
+                        "properties": {
+                            "name": {"type": "string"},
+                            "issuer": {"type": "string"},
+                            "identifier": {"type": "string"},
+                            "valid_until": {"type": "string", "format": "date"},
+                            "url": {"type": "string", "format": "uri"}
+                        }
+                    }
+                }
+    });
+    let mut definitions = match definitions {
         Value::Object(map) => map,
         _ => Map::new(),
+    };
+    if let (Some(Value::Object(company)), Value::Object(profile)) = (
+        definitions
+            .get_mut("Company")
+            .and_then(|company| company.get_mut("properties")),
+        profile,
+    ) {
+        company.extend(profile);
     }
+    definitions
 }

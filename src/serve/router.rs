@@ -211,7 +211,7 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
                 Err(BearerRefusal::InvalidToken(description)) => {
                     return invalid_token(app, description, metadata)
                 }
-                Err(BearerRefusal::Other(refusal)) => return refusal,
+                Err(BearerRefusal::Other(refusal)) => return *refusal,
             }
         }
         match (endpoint, artifact) {
@@ -428,16 +428,16 @@ enum BearerRefusal {
     /// A 401 with this description.
     InvalidToken(&'static str),
     /// Any other answer (a token in the wrong place, the store unreachable).
-    Other(Response<Body>),
+    Other(Box<Response<Body>>),
 }
 
 fn check_bearer(app: &App, request: &Request<Incoming>) -> Result<(), BearerRefusal> {
     if bearer::token_in_query(request.uri().query()) {
-        return Err(BearerRefusal::Other(reply::error(
+        return Err(BearerRefusal::Other(Box::new(reply::error(
             StatusCode::BAD_REQUEST,
             "invalid_request",
             "access tokens are accepted only in the Authorization header, never in the query string",
-        )));
+        ))));
     }
     // RFC 6750 §2.2 form-body tokens: a GET has no form body, so any form body here can only
     // be an attempt to send one. (A POST to /mcp must be JSON and is refused with 415 later.)
@@ -454,11 +454,11 @@ fn check_bearer(app: &App, request: &Request<Incoming>) -> Result<(), BearerRefu
             "application/x-www-form-urlencoded",
         )
     {
-        return Err(BearerRefusal::Other(reply::error(
+        return Err(BearerRefusal::Other(Box::new(reply::error(
             StatusCode::BAD_REQUEST,
             "invalid_request",
             "access tokens are accepted only in the Authorization header, never in a form body",
-        )));
+        ))));
     }
     let problem = match bearer::presented(headers.get_all(AUTHORIZATION).iter()) {
         Presented::Nothing => return Ok(()),
@@ -474,7 +474,7 @@ fn check_bearer(app: &App, request: &Request<Incoming>) -> Result<(), BearerRefu
                 response
                     .headers_mut()
                     .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-                return Err(BearerRefusal::Other(response));
+                return Err(BearerRefusal::Other(Box::new(response)));
             }
             Err(error) => error.description(),
         },

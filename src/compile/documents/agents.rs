@@ -1,7 +1,9 @@
 //! Files agents and crawlers look for, each generated from the site model so none can drift:
 //! `/llms.txt`, `/robots.txt` (explicit AI-crawler groups and a `Content-Signal` line),
-//! `/sitemap.xml`, the MCP server card and the agent-skills index (with `auth.md`'s digest).
+//! `/sitemap.xml`, the MCP server card (current and earlier shape) with the AI Catalog that
+//! points at it, the agent-skills index (with `auth.md`'s digest) and a favicon.
 
+use serde::Serialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
@@ -45,10 +47,36 @@ fn llms_txt(input: &CompileInput<'_>) -> Artifact {
         "\n## Divisions\n\n{}",
         pages::division_links(input)
     ));
-    text.push_str(&format!(
-        "\n## Pages\n\n{}",
-        pages::page_links(input, &site.pages)
-    ));
+    if site.pages.len() <= LLMS_INLINE_PAGES {
+        text.push_str(&format!(
+            "\n## Pages\n\n{}",
+            pages::page_links(input, &site.pages)
+        ));
+    } else {
+        // Too many to read in one go: each division's pages are in its own llms.txt.
+        text.push_str("\n## Pages by division\n\n");
+        for division in &site.divisions {
+            text.push_str(&format!(
+                "- [{}: all pages]({})\n",
+                division.name,
+                base.join(&division_llms_path(&division.id))
+            ));
+        }
+        let loose: Vec<_> = site.pages.iter().filter(|p| p.division.is_none()).collect();
+        if !loose.is_empty() {
+            text.push_str(&format!(
+                "\n## Other pages\n\n{}",
+                pages::page_links(input, loose.iter().take(LLMS_INLINE_PAGES).copied())
+            ));
+        }
+        if loose.len() > LLMS_INLINE_PAGES {
+            text.push_str(&format!(
+                "\n{} more pages belong to no division: search them with the MCP tool `search_company_info`, or see {}.\n",
+                loose.len() - LLMS_INLINE_PAGES,
+                base.join(paths::SITEMAP)
+            ));
+        }
+    }
     text.push_str(&format!(
         "\n## API\n\n- [API and agents]({}): endpoints, MCP tools and authentication\n- [OpenAPI description]({}): machine-readable API\n- [auth.md]({}): optional anonymous registration and tokens\n- [API catalog]({})\n",
         base.join(paths::DOCS_MD),
@@ -57,6 +85,44 @@ fn llms_txt(input: &CompileInput<'_>) -> Artifact {
         base.join(paths::API_CATALOG)
     ));
     Artifact::new(paths::LLMS_TXT, TEXT, CachePolicy::Content, text)
+}
+
+/// Up to this many pages, `/llms.txt` lists every page; above it, it links one llms.txt per
+/// division instead, so the root file stays small enough for an agent to read whole.
+pub const LLMS_INLINE_PAGES: usize = 100;
+
+fn division_llms_path(id: &str) -> String {
+    format!("/divisions/{id}/llms.txt")
+}
+
+/// `/divisions/<id>/llms.txt`: one division and every page in it.
+fn division_llms_txts(input: &CompileInput<'_>) -> Vec<Artifact> {
+    let site = input.site;
+    let base = &input.config.base_url;
+    site.divisions
+        .iter()
+        .map(|division| {
+            let mut text = format!(
+                "# {}: {}\n\n> {}\n\n{}\n\n- [Division overview]({})\n- [Everything about {}]({})\n",
+                site.company.name,
+                division.name,
+                division.summary,
+                division.description,
+                base.join(&format!("/divisions/{}.md", division.id)),
+                site.company.name,
+                base.join(paths::LLMS_TXT),
+            );
+            let pages: Vec<_> = site
+                .pages
+                .iter()
+                .filter(|p| p.division.as_deref() == Some(division.id.as_str()))
+                .collect();
+            if !pages.is_empty() {
+                text.push_str(&format!("\n## Pages\n\n{}", pages::page_links(input, pages)));
+            }
+            Artifact::new(division_llms_path(&division.id), TEXT, CachePolicy::Content, text)
+        })
+        .collect()
 }
 
 fn robots_txt(input: &CompileInput<'_>) -> Artifact {
@@ -105,7 +171,133 @@ fn sitemap(input: &CompileInput<'_>) -> Artifact {
     Artifact::new(paths::SITEMAP, XML, CachePolicy::Content, xml)
 }
 
+/// The media types the server-card extension and the AI Catalog define.
+const SERVER_CARD_TYPE: &str = "application/mcp-server-card+json";
+const AI_CATALOG_TYPE: &str = "application/ai-catalog+json";
+const SERVER_CARD_SCHEMA: &str =
+    "https://static.modelcontextprotocol.io/schemas/v2/server-card.schema.json";
+const SKILLS_SCHEMA: &str = "https://schemas.agentskills.io/discovery/0.2.0/schema.json";
+/// The card's `title` and `description` are limited to this many characters by its schema.
+const CARD_TEXT_MAX: usize = 100;
+
+/// Every MCP protocol version `/mcp` speaks, newest first.
+fn protocol_versions() -> Vec<&'static str> {
+    crate::mcp::MODERN_VERSIONS
+        .into_iter()
+        .chain(crate::mcp::LEGACY_VERSIONS)
+        .collect()
+}
+
+/// `text` cut to `max` characters on a word boundary, with an ellipsis when cut.
+fn at_most(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max - 1).collect();
+    let cut = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
+    format!("{}…", cut.trim_end_matches([',', ';', ':', '.', ' ']))
+}
+
+/// The card's reverse-DNS `name`: the base URL's host reversed, then `/company-info`
+/// (`info.example.com` → `com.example.info/company-info`). An IP literal has no DNS
+/// order, so its characters are kept as they are, with `:` and brackets made dots.
+fn card_name(input: &CompileInput<'_>) -> String {
+    let host = input.config.base_url.host();
+    let reversed = if host.parse::<std::net::Ipv4Addr>().is_ok() || host.starts_with('[') {
+        host.trim_matches(['[', ']']).replace(':', ".")
+    } else {
+        host.rsplit('.').collect::<Vec<_>>().join(".")
+    };
+    format!("{reversed}/company-info")
+}
+
+#[derive(Serialize)]
+struct ServerCard {
+    #[serde(rename = "$schema")]
+    schema: &'static str,
+    name: String,
+    version: &'static str,
+    title: String,
+    description: String,
+    #[serde(rename = "websiteUrl")]
+    website_url: String,
+    remotes: [Remote; 1],
+    icons: Vec<Icon>,
+}
+
+#[derive(Serialize)]
+struct Remote {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    url: String,
+    #[serde(rename = "supportedProtocolVersions")]
+    supported_protocol_versions: Vec<&'static str>,
+}
+
+#[derive(Serialize)]
+struct Icon {
+    src: String,
+    #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
+    mime_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sizes: Option<[&'static str; 1]>,
+}
+
+/// The MCP server card (SEP-2127), as the 2026-07 server-card extension serves it: at
+/// `<mcp url>/server-card`, with the schema's fields only (it allows no others).
 fn server_card(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
+    let base = &input.config.base_url;
+    let company = &input.site.company;
+    let mut icons = vec![Icon {
+        src: base.join(paths::FAVICON),
+        mime_type: Some("image/svg+xml"),
+        sizes: Some(["any"]),
+    }];
+    if let Some(logo) = company.logo.as_deref() {
+        icons.insert(
+            0,
+            Icon {
+                src: logo.to_string(),
+                mime_type: None,
+                sizes: None,
+            },
+        );
+    }
+    let card = ServerCard {
+        schema: SERVER_CARD_SCHEMA,
+        name: card_name(input),
+        version: env!("CARGO_PKG_VERSION"),
+        title: at_most(
+            &format!("{} company information", company.name),
+            CARD_TEXT_MAX,
+        ),
+        description: at_most(
+            &format!(
+                "Public, read-only facts about {}: divisions, pages, contacts, search.",
+                company.name
+            ),
+            CARD_TEXT_MAX,
+        ),
+        website_url: base.join(paths::INDEX),
+        remotes: [Remote {
+            kind: "streamable-http",
+            url: base.join(paths::MCP),
+            supported_protocol_versions: protocol_versions(),
+        }],
+        icons,
+    };
+    Artifact::json(
+        paths::MCP_SERVER_CARD,
+        SERVER_CARD_TYPE,
+        CachePolicy::Content,
+        &card,
+    )
+    .map_err(|e| CompileError::new("MCP server card", e))
+}
+
+/// The card in its earlier shape (`serverInfo`, `transport`, `capabilities`), at the
+/// `.well-known` path scanners written before the extension still read.
+fn legacy_server_card(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
     let base = &input.config.base_url;
     let company = &input.site.company.name;
     let tools: Vec<serde_json::Value> = crate::mcp::tools::definitions(company)
@@ -120,7 +312,7 @@ fn server_card(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
         },
         "description": format!("Public, read-only information about {company} as MCP tools and resources."),
         "transport": {"type": "streamable-http", "endpoint": base.join(paths::MCP)},
-        "protocolVersions": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"],
+        "protocolVersions": protocol_versions(),
         "capabilities": {"tools": {}, "resources": {}, "prompts": {}, "completions": {}},
         "authentication": {
             "required": false,
@@ -129,36 +321,107 @@ fn server_card(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
         },
         "tools": tools,
         "documentation": base.join(paths::DOCS),
+        "serverCard": base.join(paths::MCP_SERVER_CARD),
     });
-    Artifact::json(paths::MCP_SERVER_CARD, JSON, CachePolicy::Content, &card)
-        .map_err(|e| CompileError::new("MCP server card", e))
+    Artifact::json(
+        paths::MCP_SERVER_CARD_LEGACY,
+        JSON,
+        CachePolicy::Content,
+        &card,
+    )
+    .map_err(|e| CompileError::new("MCP server card (legacy)", e))
 }
 
+/// `/.well-known/ai-catalog.json`: the one artifact dossier offers, the MCP server card.
+/// (No A2A agent card: dossier does not speak A2A, and a catalog must not say it does.)
+fn ai_catalog(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
+    let base = &input.config.base_url;
+    let company = &input.site.company.name;
+    let host = base.host();
+    let catalog = json!({
+        "specVersion": "1.0",
+        "host": {
+            "displayName": company,
+            "identifier": host,
+            "documentationUrl": base.join(paths::DOCS),
+        },
+        "entries": [{
+            "identifier": format!("urn:air:{host}:mcp:company-info"),
+            "type": SERVER_CARD_TYPE,
+            "url": base.join(paths::MCP_SERVER_CARD),
+            "description": format!("Public, read-only information about {company} over MCP."),
+            "version": env!("CARGO_PKG_VERSION"),
+            "publisher": {"identifier": host, "displayName": company},
+        }],
+    });
+    Artifact::json(
+        paths::AI_CATALOG,
+        AI_CATALOG_TYPE,
+        CachePolicy::Content,
+        &catalog,
+    )
+    .map_err(|e| CompileError::new("AI catalog", e))
+}
+
+/// Agent Skills discovery 0.2.0: auth.md, listed at both places it is served.
 fn agent_skills(input: &CompileInput<'_>, auth_md: &[u8]) -> Result<Artifact, CompileError> {
     let digest: String = Sha256::digest(auth_md)
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    let index = json!({
-        "$schema": "https://schemas.agentskills.io/discovery/0.2.0/schema.json",
-        "skills": [{
-            "name": "auth-md",
+    let description = format!(
+        "How to register anonymously with {} and get a bearer token (optional: all data is public).",
+        input.site.company.name
+    );
+    let skill = |name: &str, path: &str| {
+        json!({
+            "name": name,
             "type": "skill-md",
-            "description": format!("How to register anonymously with {} and get a bearer token (optional: all data is public).", input.site.company.name),
-            "url": input.config.base_url.join(paths::AUTH_MD),
+            "description": description,
+            "url": input.config.base_url.join(path),
             "digest": format!("sha256:{digest}"),
-        }]
+        })
+    };
+    let index = json!({
+        "$schema": SKILLS_SCHEMA,
+        "skills": [
+            skill("auth-md", paths::AUTH_MD),
+            skill("auth-md-well-known", paths::AUTH_MD_WELL_KNOWN),
+        ]
     });
     Artifact::json(paths::AGENT_SKILLS, JSON, CachePolicy::Content, &index)
         .map_err(|e| CompileError::new("agent skills index", e))
 }
 
+/// A monogram icon: the company's initial on a coloured square, so every client that shows
+/// icons (browser tabs, MCP hosts reading the server card) has one without any setup.
+fn favicon(input: &CompileInput<'_>) -> Artifact {
+    let initial: String = input
+        .site
+        .company
+        .name
+        .chars()
+        .find(|c| c.is_alphanumeric())
+        .map(|c| c.to_uppercase().collect())
+        .unwrap_or_else(|| "·".into());
+    let initial = escape_xml(&initial);
+    let svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 64 64\"><rect width=\"64\" height=\"64\" rx=\"14\" fill=\"#1f3a5f\"/><text x=\"32\" y=\"44\" font-family=\"system-ui, sans-serif\" font-size=\"34\" font-weight=\"700\" text-anchor=\"middle\" fill=\"#ffffff\">{initial}</text></svg>\n"
+    );
+    Artifact::new(paths::FAVICON, "image/svg+xml", CachePolicy::Content, svg)
+}
+
 pub fn all(input: &CompileInput<'_>, auth_md: &[u8]) -> Result<Vec<Artifact>, CompileError> {
-    Ok(vec![
+    let mut artifacts = division_llms_txts(input);
+    artifacts.extend([
         llms_txt(input),
         robots_txt(input),
         sitemap(input),
         server_card(input)?,
+        legacy_server_card(input)?,
+        ai_catalog(input)?,
         agent_skills(input, auth_md)?,
-    ])
+        favicon(input),
+    ]);
+    Ok(artifacts)
 }

@@ -179,14 +179,69 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
         paths::SITEMAP.into(),
         text("getSitemap", "Sitemap of the HTML pages", "application/xml"),
     );
+    let typed = |description: &str, media_type: &str| {
+        json!({
+            "description": description,
+            "headers": {
+                "ETag": {"$ref": "#/components/headers/ETag"},
+                "Cache-Control": {"$ref": "#/components/headers/CacheControl"}
+            },
+            "content": {media_type: {"schema": {"type": "object"}}}
+        })
+    };
     paths_object.insert(
         paths::MCP_SERVER_CARD.into(),
         document_get(
             "getMcpServerCard",
-            "MCP server card",
-            json_response("MCP server card.", json!({"type": "object"})),
+            "MCP server card (SEP-2127), at the MCP endpoint's URL + /server-card",
+            typed("MCP server card.", "application/mcp-server-card+json"),
             "discovery",
         ),
+    );
+    paths_object.insert(
+        paths::MCP_SERVER_CARD_LEGACY.into(),
+        document_get(
+            "getMcpServerCardLegacy",
+            "The MCP server card in its earlier shape, for older scanners",
+            json_response(
+                "MCP server card (earlier shape).",
+                json!({"type": "object"}),
+            ),
+            "discovery",
+        ),
+    );
+    paths_object.insert(
+        paths::AI_CATALOG.into(),
+        document_get(
+            "getAiCatalog",
+            "AI Catalog: the artifacts this site offers (its MCP server card)",
+            typed("AI Catalog.", "application/ai-catalog+json"),
+            "discovery",
+        ),
+    );
+    let mut division_llms = text(
+        "getDivisionLlmsTxt",
+        "llms.txt for one division: its pages as Markdown links",
+        "text/plain",
+    );
+    let division_id = json!({"name": "division_id", "in": "path", "required": true, "description": "A division id", "schema": {"type": "string"}});
+    for method in ["get", "head"] {
+        if let Some(operation) = division_llms[method].as_object_mut() {
+            match operation
+                .get_mut("parameters")
+                .and_then(Value::as_array_mut)
+            {
+                Some(parameters) => parameters.push(division_id.clone()),
+                None => {
+                    operation.insert("parameters".into(), json!([division_id.clone()]));
+                }
+            }
+        }
+    }
+    paths_object.insert("/divisions/{division_id}/llms.txt".into(), division_llms);
+    paths_object.insert(
+        paths::FAVICON.into(),
+        text("getFavicon", "The site's icon", "image/svg+xml"),
     );
     paths_object.insert(
         paths::AGENT_SKILLS.into(),
@@ -245,18 +300,23 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
             "Public keys that sign identity assertions (RFC 7517)",
         ),
     );
-    paths_object.insert(
-        paths::AUTH_MD.into(),
-        document_get(
-            "getAuthMd",
-            "Instructions for agents: register, exchange, call, revoke",
-            json!({
-                "description": "Markdown instructions.",
-                "content": {"text/markdown": {"schema": {"type": "string"}}}
-            }),
-            "discovery",
-        ),
-    );
+    for (path, operation_id) in [
+        (paths::AUTH_MD, "getAuthMd"),
+        (paths::AUTH_MD_WELL_KNOWN, "getWellKnownAuthMd"),
+    ] {
+        paths_object.insert(
+            path.into(),
+            document_get(
+                operation_id,
+                "Instructions for agents: register, exchange, call, revoke",
+                json!({
+                    "description": "Markdown instructions.",
+                    "content": {"text/markdown": {"schema": {"type": "string"}}}
+                }),
+                "discovery",
+            ),
+        );
+    }
 
     for (path, item) in auth_paths() {
         paths_object.insert(path.into(), item);

@@ -74,16 +74,18 @@ pub fn is_safe_url(url: &str) -> bool {
 pub struct Renderer<'a> {
     templates: &'a Templates,
     shared: minijinja::Value,
+    base: &'a crate::config::BaseUrl,
 }
 
 impl<'a> Renderer<'a> {
-    pub fn new(input: &CompileInput<'_>, templates: &'a Templates) -> Renderer<'a> {
+    pub fn new(input: &'a CompileInput<'_>, templates: &'a Templates) -> Renderer<'a> {
         Renderer {
             templates,
             shared: context! {
                 company => minijinja::Value::from_serialize(&input.site.company),
                 base => input.config.base_url.as_str(),
             },
+            base: &input.config.base_url,
         }
     }
 
@@ -93,6 +95,7 @@ impl<'a> Renderer<'a> {
         markdown_path: &str,
         template: &'static str,
         extra: minijinja::Value,
+        extra_links: &str,
     ) -> Result<Artifact, CompileError> {
         // The first occurrence of a key wins, so `extra` must not repeat shared keys.
         let context = minijinja::value::merge_maps([
@@ -101,9 +104,22 @@ impl<'a> Renderer<'a> {
             self.shared.clone(),
         ]);
         let html = self.templates.render(template, context)?;
+        // llms.txt (2026-08): every page names its Markdown twin and the site's llms.txt, in
+        // the head (`<link>`, see base.html) and here, for agents that read headers only.
+        let mut links = format!(
+            "<{}>; rel=\"alternate\"; type=\"text/markdown\", <{}>; rel=\"describedby\"; type=\"text/plain\"",
+            self.base.join(markdown_path),
+            self.base.join(paths::LLMS_TXT),
+        );
+        if !extra_links.is_empty() {
+            links = format!("{extra_links}, {links}");
+        }
+        let links =
+            HeaderValue::from_str(&links).map_err(|e| CompileError::new("Link header", e))?;
         Ok(
             Artifact::new(path.to_string(), HTML, CachePolicy::Content, html)
-                .with_markdown(markdown_path),
+                .with_markdown(markdown_path)
+                .with_header(LINK, links),
         )
     }
 }
@@ -162,10 +178,7 @@ fn contact_lines(contact: &Contact) -> String {
         lines.push_str(&format!("- Web: {web}\n"));
     }
     if let Some(address) = &contact.address {
-        lines.push_str(&format!(
-            "- Address: {}, {} {}, {}\n",
-            address.street, address.postal_code, address.locality, address.country
-        ));
+        lines.push_str(&format!("- Address: {}\n", address.one_line()));
     }
     lines
 }
@@ -184,6 +197,61 @@ fn json_ld(input: &CompileInput<'_>) -> String {
             "addressCountry": a.country,
         })
     };
+    let organization = |o: &crate::content::model::RelatedOrganization| json!({"@type": "Organization", "name": o.name, "url": o.url, "leiCode": o.lei, "address": o.country.as_ref().map(|c| json!({"@type": "PostalAddress", "addressCountry": c}))});
+    let code = |scheme| {
+        let codes: Vec<&str> = company
+            .industry_codes
+            .iter()
+            .filter(|c| c.scheme == scheme)
+            .map(|c| c.code.as_str())
+            .collect();
+        match codes.as_slice() {
+            [] => Value::Null,
+            [one] => json!(one),
+            many => json!(many),
+        }
+    };
+    let mut identifiers: Vec<Value> = company
+        .identifiers
+        .iter()
+        .map(|i| json!({"@type": "PropertyValue", "propertyID": i.scheme, "value": i.value}))
+        .collect();
+    if let Some(lei) = &company.lei {
+        identifiers.push(json!({"@type": "PropertyValue", "propertyID": "LEI", "value": lei}));
+    }
+    if let Some(registration) = &company.registration {
+        identifiers.push(json!({
+            "@type": "PropertyValue",
+            "propertyID": registration.registry.clone().unwrap_or_else(|| "company register".into()),
+            "value": registration.number,
+            "description": format!("Company register number, jurisdiction {}", registration.jurisdiction),
+        }));
+    }
+    if let Some(form) = &company.legal_form {
+        identifiers
+            .push(json!({"@type": "PropertyValue", "propertyID": "legalForm", "value": form}));
+    }
+    let mut same_as: Vec<String> = company.same_as.clone();
+    same_as.extend(
+        company
+            .links
+            .iter()
+            .map(|l| l.url.clone())
+            .filter(|url| !company.same_as.contains(url)),
+    );
+    let locations: Vec<Value> = company
+        .locations
+        .iter()
+        .map(|l| {
+            json!({
+                "@type": "Place",
+                "name": l.name,
+                "address": address(&l.address),
+                "geo": l.geo.map(|g| json!({"@type": "GeoCoordinates", "latitude": g.latitude, "longitude": g.longitude})),
+                "additionalProperty": {"@type": "PropertyValue", "name": "type", "value": l.kind},
+            })
+        })
+        .collect();
     let departments: Vec<Value> = input
         .site
         .divisions
@@ -207,14 +275,32 @@ fn json_ld(input: &CompileInput<'_>) -> String {
         "description": company.description,
         "slogan": company.tagline,
         "url": base,
-        "foundingDate": company.founded.year.to_string(),
+        "foundingDate": company.founded.date.clone().unwrap_or_else(|| company.founded.year.to_string()),
+        "logo": company.logo,
+        "leiCode": company.lei,
+        "vatID": company.vat_id,
+        "taxID": company.tax_id,
+        "naics": code(crate::content::model::IndustryScheme::Naics),
+        "isicV4": code(crate::content::model::IndustryScheme::Isic),
+        "employee": company.leadership.iter().map(|p| json!({"@type": "Person", "name": p.name, "jobTitle": p.role, "url": p.url})).collect::<Vec<_>>(),
+        "location": locations,
+        "parentOrganization": company.parent.as_ref().map(organization),
+        "subOrganization": company.subsidiaries.iter().map(organization).collect::<Vec<_>>(),
+        "hasCertification": company.certifications.iter().map(|c| json!({
+            "@type": "Certification",
+            "name": c.name,
+            "issuedBy": c.issuer.as_ref().map(|issuer| json!({"@type": "Organization", "name": issuer})),
+            "certificationIdentification": c.identifier,
+            "expires": c.valid_until,
+            "url": c.url,
+        })).collect::<Vec<_>>(),
         "foundingLocation": company.founded.place,
         "address": address(&company.headquarters),
         "email": company.contact.email,
         "telephone": company.contact.phone,
         "numberOfEmployees": company.employees.map(|n| json!({"@type": "QuantitativeValue", "value": n})),
-        "sameAs": company.links.iter().map(|l| l.url.clone()).collect::<Vec<_>>(),
-        "identifier": company.identifiers.iter().map(|i| json!({"@type": "PropertyValue", "propertyID": i.scheme, "value": i.value})).collect::<Vec<_>>(),
+        "sameAs": same_as,
+        "identifier": identifiers,
         "department": departments,
     });
     script_safe_json(&serde_json::to_string(&strip_nulls(value)).unwrap_or_default())
@@ -242,7 +328,7 @@ fn strip_nulls(value: Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.into_iter()
-                .filter(|(_, v)| !v.is_null())
+                .filter(|(_, v)| !v.is_null() && v.as_array().is_none_or(|a| !a.is_empty()))
                 .map(|(k, v)| (k, strip_nulls(v)))
                 .collect(),
         ),
@@ -251,29 +337,117 @@ fn strip_nulls(value: Value) -> Value {
     }
 }
 
+/// The optional profile fields, as Markdown list items and sections.
+fn profile_markdown(company: &crate::content::model::Company) -> String {
+    let mut md = String::new();
+    let mut fact = |label: &str, value: Option<String>| {
+        if let Some(value) = value {
+            md.push_str(&format!("- {label}: {value}\n"));
+        }
+    };
+    fact("Legal form", company.legal_form.clone());
+    fact("LEI", company.lei.clone());
+    fact(
+        "Registered",
+        company.registration.as_ref().map(|r| {
+            let registry = r
+                .registry
+                .as_ref()
+                .map(|n| format!(", {n}"))
+                .unwrap_or_default();
+            format!("{} ({}{registry})", r.number, r.jurisdiction)
+        }),
+    );
+    fact("VAT ID", company.vat_id.clone());
+    fact("Tax ID", company.tax_id.clone());
+    for code in &company.industry_codes {
+        let name = code
+            .name
+            .as_ref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        fact(
+            "Industry code",
+            Some(format!("{} {}{name}", code.scheme.label(), code.code)),
+        );
+    }
+    if !company.leadership.is_empty() {
+        md.push_str("\n## Leadership\n\n");
+        for leader in &company.leadership {
+            md.push_str(&format!("- {}: {}\n", leader.name, leader.role));
+        }
+    }
+    if !company.locations.is_empty() {
+        md.push_str("\n## Locations\n\n");
+        for location in &company.locations {
+            let kind = serde_json::to_value(location.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            let geo = location
+                .geo
+                .map(|g| format!(" ({:.4}, {:.4})", g.latitude, g.longitude))
+                .unwrap_or_default();
+            md.push_str(&format!(
+                "- {} ({kind}): {}{geo}\n",
+                location.name,
+                location.address.one_line()
+            ));
+        }
+    }
+    if company.parent.is_some() || !company.subsidiaries.is_empty() {
+        md.push_str("\n## Group\n\n");
+        if let Some(parent) = &company.parent {
+            md.push_str(&format!("- Parent: {}\n", parent.name));
+        }
+        for subsidiary in &company.subsidiaries {
+            let lei = subsidiary
+                .lei
+                .as_ref()
+                .map(|l| format!(" (LEI {l})"))
+                .unwrap_or_default();
+            md.push_str(&format!("- Subsidiary: {}{lei}\n", subsidiary.name));
+        }
+    }
+    if !company.certifications.is_empty() {
+        md.push_str("\n## Certifications\n\n");
+        for certification in &company.certifications {
+            let issuer = certification
+                .issuer
+                .as_ref()
+                .map(|i| format!(", by {i}"))
+                .unwrap_or_default();
+            let until = certification
+                .valid_until
+                .as_ref()
+                .map(|d| format!(", valid until {d}"))
+                .unwrap_or_default();
+            md.push_str(&format!("- {}{issuer}{until}\n", certification.name));
+        }
+    }
+    md
+}
+
 fn index(input: &CompileInput<'_>, renderer: &Renderer<'_>) -> Result<Vec<Artifact>, CompileError> {
     let site = input.site;
     let base = &input.config.base_url;
-    let link = format!(
-        "<{}>; rel=\"api-catalog\", <{}>; rel=\"service-desc\"; type=\"application/json\", <{}>; rel=\"service-doc\"; type=\"text/html\", <{}>; rel=\"alternate\"; type=\"text/markdown\"",
+    let links = format!(
+        "<{}>; rel=\"api-catalog\", <{}>; rel=\"service-desc\"; type=\"application/json\", <{}>; rel=\"service-doc\"; type=\"text/html\"",
         base.join(paths::API_CATALOG),
         base.join(paths::OPENAPI),
         base.join(paths::DOCS),
-        base.join(paths::INDEX_MD),
     );
-    let link = HeaderValue::from_str(&link).map_err(|e| CompileError::new("/", e))?;
-    let html = renderer
-        .page(
-            paths::INDEX,
-            paths::INDEX_MD,
-            "index.html",
-            context! {
-                json_ld => json_ld(input),
-                divisions => &site.divisions,
-                pages => &site.pages,
-            },
-        )?
-        .with_header(LINK, link);
+    let html = renderer.page(
+        paths::INDEX,
+        paths::INDEX_MD,
+        "index.html",
+        context! {
+            json_ld => json_ld(input),
+            divisions => &site.divisions,
+            pages => &site.pages,
+        },
+        &links,
+    )?;
 
     let company = &site.company;
     let mut md = format!("# {}\n\n", company.name);
@@ -296,6 +470,7 @@ fn index(input: &CompileInput<'_>, renderer: &Renderer<'_>) -> Result<Vec<Artifa
     if let Some(employees) = company.employees {
         md.push_str(&format!("- Employees: {employees}\n"));
     }
+    md.push_str(&profile_markdown(company));
     md.push_str(&format!("\n## Divisions\n\n{}", division_links(input)));
     md.push_str(&format!("\n## Pages\n\n{}", page_links(input, &site.pages)));
     md.push_str(&format!(
@@ -330,6 +505,7 @@ fn division(
         &md_path,
         "division.html",
         context! { division => division, division_pages => &pages },
+        "",
     )?;
     let mut md = format!(
         "# {}\n\n{}\n\n{}\n\n",
@@ -378,6 +554,7 @@ fn page(
         &md_path,
         "page.html",
         context! { page => page, division => division, body_html => markdown_to_html(&body) },
+        "",
     )?;
     let mut md = body;
     if !md.ends_with('\n') {
@@ -432,6 +609,7 @@ fn docs(
             tools => &tools,
             auth_html => markdown_to_html(auth_body),
         },
+        "",
     )?;
     let base = input.config.base_url.as_str();
     let mut md = format!(
