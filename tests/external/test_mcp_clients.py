@@ -105,3 +105,26 @@ def test_a_bad_token_is_refused_with_the_mcp_metadata(server):
     assert response.status_code == 401
     challenge = response.headers["WWW-Authenticate"]
     assert f'resource_metadata="{server.base}/.well-known/oauth-protected-resource/mcp"' in challenge
+    # The body is a JSON-RPC error for the request, so clients can show the reason.
+    body = response.json()
+    assert body["id"] == 1 and body["error"]["message"] == "the access token is malformed"
+
+
+def leaf_messages(error):
+    """Every message in an exception group tree (anyio wraps client errors in groups)."""
+    children = getattr(error, "exceptions", None)
+    if children:
+        return [message for child in children for message in leaf_messages(child)]
+    return [str(error)]
+
+
+def test_the_python_sdk_shows_why_a_token_was_refused(server):
+    async def connect():
+        http = create_mcp_http_client(headers={"Authorization": "Bearer expired-or-junk"})
+        async with Client(streamable_http_client(server.base + "/mcp", http_client=http), mode="legacy") as client:
+            await client.list_tools()
+
+    with pytest.raises(BaseException) as raised:
+        asyncio.run(connect())
+    messages = leaf_messages(raised.value)
+    assert "the access token is malformed" in messages, messages
