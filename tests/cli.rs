@@ -44,6 +44,14 @@ async fn serving_a_build_gives_the_same_bytes_and_headers_as_serving_content() {
     let manifest: serde_json::Value =
         serde_json::from_slice(&fs::read(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["base_url"], BASE);
+    // The DNS-AID records for the operator's zone, for the base URL's host.
+    let dns = fs::read_to_string(out.join("dns-records.txt")).unwrap();
+    assert!(
+        dns.contains("_index._agents.info.cobaltridge.example. 3600 IN HTTPS 1 info.cobaltridge.example. alpn=")
+            && dns.contains("_mcp._agents.info.cobaltridge.example. 3600 IN HTTPS 1 ")
+            && !dns.contains("_a2a"),
+        "{dns}"
+    );
 
     let state_arg = state.to_str().unwrap();
     let from_content = ServerProcess::start(&[

@@ -296,7 +296,7 @@ fn hostile_json_does_not_crash_the_loader() {
     });
     assert_eq!(errors.len(), 4, "{errors:?}");
     assert!(
-        errors[0].starts_with("company.json:197: -: trailing characters"),
+        errors[0].starts_with("company.json:198: -: trailing characters"),
         "{errors:?}"
     );
     let errors = &errors[1..];

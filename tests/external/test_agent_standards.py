@@ -123,7 +123,7 @@ def test_json_ld_profile_with_extruct(server):
     data = extruct.extract(body.decode(), base_url=server.base + "/", syntaxes=["json-ld"])
     [organization] = [item for item in data["json-ld"] if item.get("@type") == "Organization"]
     for field in [
-        "name", "legalName", "logo", "sameAs", "leiCode", "taxID", "naics", "isicV4",
+        "name", "legalName", "logo", "sameAs", "leiCode", "taxID", "vatID", "naics", "isicV4",
         "foundingDate", "address", "employee", "location", "subOrganization",
         "hasCertification", "identifier",
     ]:
