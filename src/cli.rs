@@ -239,15 +239,20 @@ pub fn build(args: &BuildArgs) -> ExitCode {
         }
     };
     let started = std::time::Instant::now();
-    let set = match live::compile_content(&args.content, &config, &jwks, None) {
-        Ok((set, _site)) => set,
+    let (set, site) = match live::compile_content(&args.content, &config, &jwks, None) {
+        Ok(compiled) => compiled,
         Err(error) => {
             report_load_error(&error);
             return ExitCode::FAILURE;
         }
     };
-    if let Err(error) = output::write_build(&set, &config.base_url, origin_url.as_ref(), &args.out)
-    {
+    if let Err(error) = output::write_build(
+        &set,
+        &site,
+        &config.base_url,
+        origin_url.as_ref(),
+        &args.out,
+    ) {
         eprintln!("error: cannot write the build: {error}");
         return ExitCode::FAILURE;
     }

@@ -12,6 +12,7 @@ pub mod compile;
 pub mod config;
 pub mod content;
 pub mod key_watch;
+pub mod listing;
 pub mod live;
 pub mod mcp;
 pub mod parallel;

@@ -113,15 +113,20 @@ pub fn load_build(
         )));
     }
     let set = with_current_jwks(set, jwks, build_dir)?;
-    // The site model travels in the build as the body of /api/company; MCP is built from it,
-    // so the two cannot disagree.
-    let site = set
-        .get(paths::API_COMPANY)
-        .ok_or_else(|| "the build has no /api/company".to_string())
-        .and_then(|artifact| {
-            serde_json::from_slice::<Site>(&artifact.identity.body).map_err(|e| e.to_string())
-        })
-        .map_err(|reason| LoadError::Mismatch(format!("{}: {reason}", build_dir.display())))?;
+    // The site model travels in the build beside the artifacts; MCP and the paginated API
+    // are built from it, so they cannot disagree with the files. (Builds made before it
+    // did carried the whole model as the body of /api/company.)
+    let model = output::read_model(build_dir).map_err(LoadError::Build)?;
+    let site = match &model {
+        Some(bytes) => serde_json::from_slice::<Site>(bytes).map_err(|e| e.to_string()),
+        None => set
+            .get(paths::API_COMPANY)
+            .ok_or_else(|| "the build has no /api/company".to_string())
+            .and_then(|artifact| {
+                serde_json::from_slice::<Site>(&artifact.identity.body).map_err(|e| e.to_string())
+            }),
+    }
+    .map_err(|reason| LoadError::Mismatch(format!("{}: {reason}", build_dir.display())))?;
     Ok((set, site))
 }
 
@@ -181,7 +186,6 @@ pub fn prepare(
     jwks: &[PublicJwk],
     previous: Option<&ArtifactSet>,
 ) -> Result<Version, LoadError> {
-    let base = config.base_url.as_str();
     match source {
         Source::Content(dir) => {
             let started = std::time::Instant::now();
@@ -190,7 +194,7 @@ pub fn prepare(
             std::thread::scope(|scope| {
                 let catalog = scope.spawn(|| {
                     let started = std::time::Instant::now();
-                    let catalog = Catalog::build(Arc::clone(&site), base);
+                    let catalog = Catalog::build(Arc::clone(&site), &config.base_url);
                     tracing::debug!(
                         ms = started.elapsed().as_millis() as u64,
                         "MCP catalog built"
@@ -216,7 +220,7 @@ pub fn prepare(
             let (artifacts, site) = load_build(dir, config, jwks)?;
             Ok(Version {
                 artifacts: Arc::new(artifacts),
-                mcp: Arc::new(Catalog::build(Arc::new(site), base)),
+                mcp: Arc::new(Catalog::build(Arc::new(site), &config.base_url)),
             })
         }
     }

@@ -38,6 +38,7 @@ pub const RESERVED_SLUGS: [&str; 15] = [
 ];
 pub const API_COMPANY: &str = "/api/company";
 pub const API_HEALTH: &str = "/api/health";
+pub const API_SEARCH: &str = "/api/search";
 pub const OPENAPI: &str = "/openapi.json";
 pub const API_CATALOG: &str = "/.well-known/api-catalog";
 pub const PROTECTED_RESOURCE: &str = "/.well-known/oauth-protected-resource";

@@ -86,11 +86,88 @@ async fn company_document_has_company_divisions_pages_and_contacts() {
         .find(|p| p["slug"] == "ridgeline-security")
         .unwrap();
     assert_eq!(security["division"], "data-platform");
-    assert_eq!(security["contact"]["email"], "security@cobaltridge.example");
-    assert!(security["body_markdown"]
+    // Listed, not copied: the text is one request away, at a URL the listing names.
+    assert!(security.get("body_markdown").is_none());
+    assert_eq!(security["url"], server.url("/ridgeline-security"));
+    assert!(
+        body.get("next_cursor").is_none(),
+        "the sample fits in one answer"
+    );
+    let page = server.get("/api/pages/ridgeline-security", &[]).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.header("etag").starts_with('"'));
+    let page = page.json();
+    assert_eq!(
+        page["page"]["contact"]["email"],
+        "security@cobaltridge.example"
+    );
+    assert!(page["page"]["body_markdown"]
         .as_str()
         .unwrap()
         .starts_with("# Ridgeline security"));
+    assert_eq!(page["url"], server.url("/ridgeline-security"));
+    assert_eq!(page["division_url"], server.url("/divisions/data-platform"));
+    let division = server.get("/api/divisions/data-platform", &[]).await.json();
+    assert_eq!(division["division"]["id"], "data-platform");
+    assert!(division["pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["slug"] == "ridgeline-security"));
+    for unknown in ["/api/pages/no-such-page", "/api/divisions/no-such-division"] {
+        let reply = server.get(unknown, &[]).await;
+        assert_eq!(reply.status, StatusCode::NOT_FOUND, "{unknown}");
+        assert_eq!(reply.json()["error"], "not_found");
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_page_list_paginates_with_a_next_link() {
+    let server = TestServer::start().await;
+    let total = server.get("/api/company", &[]).await.json()["pages"]
+        .as_array()
+        .unwrap()
+        .len();
+    let mut path = "/api/company?limit=4".to_string();
+    let mut seen = Vec::new();
+    loop {
+        let reply = server.get(&path, &[]).await;
+        assert_eq!(reply.status, StatusCode::OK, "{path}: {}", reply.text());
+        let body = reply.json();
+        seen.extend(
+            body["pages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["slug"].as_str().unwrap().to_string()),
+        );
+        let Some(cursor) = body["next_cursor"].as_str() else {
+            assert!(reply.headers.get("link").is_none());
+            break;
+        };
+        let link = reply.header("link");
+        let next = server.url(&format!("/api/company?cursor={cursor}"));
+        assert_eq!(link, format!("<{next}>; rel=\"next\""));
+        path = format!("/api/company?limit=4&cursor={cursor}");
+    }
+    assert_eq!(seen.len(), total);
+    let bad = server.get("/api/company?limit=0", &[]).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert_eq!(bad.json()["error"], "invalid_request");
+
+    // Search, ranked, with the URL to cite.
+    let found = server.get("/api/search?q=careers", &[]).await;
+    assert_eq!(found.status, StatusCode::OK);
+    let found = found.json();
+    assert_eq!(found["results"][0]["id"], "careers");
+    assert_eq!(found["results"][0]["url"], server.url("/careers"));
+    assert_eq!(
+        server.get("/api/search", &[]).await.status,
+        StatusCode::BAD_REQUEST
+    );
+    let post = server.send(Method::POST, "/api/search?q=x", &[], "").await;
+    assert_eq!(post.status, StatusCode::METHOD_NOT_ALLOWED);
     server.stop().await;
 }
 

@@ -600,13 +600,10 @@ async fn tools_return_the_same_data_as_the_api() {
         "quality-and-accreditation"
     );
     let page = call_tool(&server, "get_page", json!({"slug": "careers"})).await;
-    let api_page = api["pages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["slug"] == "careers")
-        .unwrap();
-    assert_eq!(&page["structuredContent"]["page"], api_page);
+    let api_page = server.get("/api/pages/careers", &[]).await.json();
+    assert_eq!(page["structuredContent"]["page"], api_page["page"]);
+    assert_eq!(page["structuredContent"]["url"], server.url("/careers"));
+    let api_page = &api_page["page"];
     let pages = call_tool(
         &server,
         "list_pages",
@@ -644,6 +641,35 @@ async fn tools_return_the_same_data_as_the_api() {
         results[0]["uri"],
         "company://pages/quality-and-accreditation"
     );
+    assert_eq!(results[0]["url"], server.url("/quality-and-accreditation"));
+    // The HTTP search answers from the same index, in the same order.
+    let http = server
+        .get("/api/search?q=calibration%20certificate&limit=3", &[])
+        .await
+        .json();
+    assert_eq!(http["results"], search["structuredContent"]["results"]);
+
+    // Lists continue with nextCursor, visiting every item once.
+    let mut slugs = Vec::new();
+    let mut arguments = json!({"limit": 2});
+    loop {
+        let listed = call_tool(&server, "list_pages", arguments.clone()).await;
+        let content = &listed["structuredContent"];
+        slugs.extend(
+            content["pages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["slug"].as_str().unwrap().to_string()),
+        );
+        match content["nextCursor"].as_str() {
+            Some(cursor) => arguments = json!({"limit": 2, "cursor": cursor}),
+            None => break,
+        }
+    }
+    assert_eq!(slugs.len(), api["pages"].as_array().unwrap().len());
+    let stale = call_tool(&server, "list_pages", json!({"cursor": "bm9wZQ"})).await;
+    assert_eq!(stale["isError"], true);
 
     let read = legacy(
         &server,

@@ -48,6 +48,7 @@ pub const COMMON_HEADERS: [(&str, &str); 6] = [
 pub const DYNAMIC_PREFIXES: [&str; 3] = ["/agent/", "/oauth2/", "/api/"];
 
 const MARKDOWN_TYPE: &str = "text/markdown; charset=utf-8";
+const API_TYPE: &str = "application/json";
 
 /// The type a static host gives a file by its name, or `None` when it cannot tell.
 fn inferred_type(file: &str) -> Option<&'static str> {
@@ -74,13 +75,16 @@ pub fn headers_file(manifest: &Manifest) -> String {
         super::artifact::CONTENT_CACHE_CONTROL
     ));
     out.push_str(&format!("/*.md\n  Content-Type: {MARKDOWN_TYPE}\n"));
+    // Every /api/* document is JSON; one rule covers however many pages and divisions.
+    out.push_str(&format!("/api/*\n  Content-Type: {API_TYPE}\n"));
     // Every HTML page names its Markdown twin and llms.txt in a `Link` header. A site with
     // more pages than the rule limit allows keeps those links in each page's `<link>`
     // elements only (dossier serve always sends both); the other headers always fit.
     let rules = |with_page_links: bool| -> Vec<String> {
         let mut rules = Vec::new();
         for (path, entry) in &manifest.artifacts {
-            let type_needed = inferred_type(&entry.file) != Some(entry.content_type.as_str());
+            let type_needed = inferred_type(&entry.file) != Some(entry.content_type.as_str())
+                && !(path.starts_with("/api/") && entry.content_type == API_TYPE);
             let is_page = entry.content_type.starts_with("text/html") && path != "/";
             let headers: Vec<_> = entry
                 .headers
@@ -104,7 +108,7 @@ pub fn headers_file(manifest: &Manifest) -> String {
         rules
     };
     let mut chosen = rules(true);
-    if chosen.len() + 2 > MAX_HEADER_RULES {
+    if chosen.len() + 3 > MAX_HEADER_RULES {
         chosen = rules(false);
     }
     for rule in chosen {

@@ -68,6 +68,8 @@ pub fn compile(input: &CompileInput<'_>) -> Result<ArtifactSet, CompileError> {
         documents::catalog::api_catalog(input)?,
         documents::openapi::openapi(&openapi)?,
     ];
+    artifacts.extend(documents::company::api_pages(input)?);
+    artifacts.extend(documents::company::api_divisions(input)?);
     artifacts.extend(documents::discovery::discovery(input)?);
     artifacts.extend(documents::pages::all(
         input, &templates, &openapi, &auth_text,

@@ -18,8 +18,10 @@ use serde::{Deserialize, Serialize};
 
 use super::artifact::{strong_etag, Artifact, ArtifactSet, Encoding, Representation};
 use crate::config::BaseUrl;
+use crate::content::Site;
 
 pub const MANIFEST_FILE: &str = "manifest.json";
+pub const MODEL_FILE: &str = "_model.json";
 const MANIFEST_FORMAT: u32 = 1;
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -30,6 +32,10 @@ pub struct Manifest {
     pub base_url: BaseUrl,
     pub revision: String,
     pub artifacts: BTreeMap<String, ManifestEntry>,
+    /// The site model the artifacts were compiled from (`_model.json`; not a served path):
+    /// `serve --from` rebuilds MCP and the paginated API from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<EncodedFile>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -183,6 +189,7 @@ pub fn manifest_of(set: &ArtifactSet, base_url: &BaseUrl) -> Manifest {
         base_url: base_url.clone(),
         revision: set.revision().to_string(),
         artifacts,
+        model: None,
     }
 }
 
@@ -198,6 +205,7 @@ pub const DNS_RECORDS_FILE: &str = "dns-records.txt";
 /// runs behind a CDN.
 pub fn write_build(
     set: &ArtifactSet,
+    model: &Site,
     base_url: &BaseUrl,
     origin: Option<&BaseUrl>,
     out: &Path,
@@ -215,8 +223,8 @@ pub fn write_build(
     if staging.exists() {
         fs::remove_dir_all(&staging).map_err(io_error(&staging))?;
     }
-    let result =
-        write_tree(set, base_url, origin, &staging).and_then(|()| swap_into_place(&staging, out));
+    let result = write_tree(set, model, base_url, origin, &staging)
+        .and_then(|()| swap_into_place(&staging, out));
     if result.is_err() {
         let _ = fs::remove_dir_all(&staging);
     }
@@ -225,11 +233,21 @@ pub fn write_build(
 
 fn write_tree(
     set: &ArtifactSet,
+    model: &Site,
     base_url: &BaseUrl,
     origin: Option<&BaseUrl>,
     dir: &Path,
 ) -> Result<(), OutputError> {
-    let manifest = manifest_of(set, base_url);
+    let mut manifest = manifest_of(set, base_url);
+    let model_bytes = serde_json::to_vec(model).map_err(|e| OutputError::Manifest {
+        path: dir.join(MODEL_FILE),
+        reason: e.to_string(),
+    })?;
+    write_file(dir, MODEL_FILE, &model_bytes)?;
+    manifest.model = Some(EncodedFile {
+        file: MODEL_FILE.into(),
+        etag: header_text(&strong_etag(&model_bytes)),
+    });
     write_file(
         dir,
         "_headers",
@@ -368,6 +386,28 @@ pub fn read_build(dir: &Path) -> Result<(ArtifactSet, BaseUrl), OutputError> {
         )));
     }
     Ok((set, manifest.base_url))
+}
+
+/// The site model a build carries, checked against its ETag; `None` for a build made
+/// before builds carried it.
+pub fn read_model(dir: &Path) -> Result<Option<Bytes>, OutputError> {
+    let manifest_path = dir.join(MANIFEST_FILE);
+    let text = fs::read(&manifest_path).map_err(io_error(&manifest_path))?;
+    let manifest: Manifest = serde_json::from_slice(&text).map_err(|e| OutputError::Manifest {
+        path: manifest_path.clone(),
+        reason: e.to_string(),
+    })?;
+    manifest
+        .model
+        .map(|model| {
+            read_representation(dir, &model.file, &model.etag)
+                .map(|representation| representation.body)
+                .map_err(|reason| OutputError::Manifest {
+                    path: manifest_path.clone(),
+                    reason,
+                })
+        })
+        .transpose()
 }
 
 fn read_representation(dir: &Path, file: &str, etag: &str) -> Result<Representation, String> {

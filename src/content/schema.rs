@@ -8,7 +8,9 @@ fn r(prefix: &str, name: &str) -> Value {
     json!({"$ref": format!("{prefix}{name}")})
 }
 
-/// `Address`, `Contact`, `Company`, `Division`, `Page` and `CompanyDocument`, with `$ref`s
+/// `Address`, `Contact`, `Company`, `Division`, `Page`, the read API's documents
+/// (`CompanyDocument`, `PageListing`, `PageDocument`, `DivisionDocument`, `SearchResults`)
+/// and their parts, with `$ref`s
 /// written as `prefix` + name (`#/components/schemas/` or `#/$defs/`).
 pub fn model_schemas(prefix: &str) -> Map<String, Value> {
     let contact = json!({
@@ -119,6 +121,25 @@ pub fn model_schemas(prefix: &str) -> Map<String, Value> {
                 "contact": r(prefix, "Contact"),
                 "body_markdown": {"type": "string", "description": "The page text, CommonMark."}
             }
+        }
+    });
+    // The read API's documents (`/api/company`, `/api/pages/…`, `/api/divisions/…`,
+    // `/api/search`), kept apart only to stay within the `json!` macro's recursion limit.
+    let cursor = json!({"type": "string", "description": "Present when more items follow: pass it back as `cursor` to continue."});
+    let documents = json!({
+        "PageListing": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["slug", "title", "summary", "url", "api_url"],
+            "properties": {
+                "slug": {"type": "string"},
+                "title": {"type": "string"},
+                "summary": {"type": "string"},
+                "division": {"type": "string"},
+                "updated": {"type": "string", "format": "date"},
+                "url": {"type": "string", "format": "uri", "description": "The page for people: cite this."},
+                "api_url": {"type": "string", "format": "uri", "description": "The page as JSON, with its Markdown."}
+            }
         },
         "CompanyDocument": {
             "type": "object",
@@ -127,7 +148,51 @@ pub fn model_schemas(prefix: &str) -> Map<String, Value> {
             "properties": {
                 "company": r(prefix, "Company"),
                 "divisions": {"type": "array", "items": r(prefix, "Division")},
-                "pages": {"type": "array", "items": r(prefix, "Page")}
+                "pages": {"type": "array", "items": r(prefix, "PageListing")},
+                "next_cursor": cursor.clone()
+            }
+        },
+        "PageDocument": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["page", "url"],
+            "properties": {
+                "page": r(prefix, "Page"),
+                "url": {"type": "string", "format": "uri"},
+                "division_url": {"type": "string", "format": "uri"}
+            }
+        },
+        "DivisionDocument": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["division", "url", "pages"],
+            "properties": {
+                "division": r(prefix, "Division"),
+                "url": {"type": "string", "format": "uri"},
+                "pages": {"type": "array", "items": r(prefix, "PageListing")}
+            }
+        },
+        "SearchResults": {
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["query", "results"],
+            "properties": {
+                "query": {"type": "string"},
+                "results": {"type": "array", "items": {
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["kind", "id", "title", "snippet", "uri", "url", "score"],
+                    "properties": {
+                        "kind": {"enum": ["division", "page", "contact"]},
+                        "id": {"type": "string"},
+                        "title": {"type": "string"},
+                        "snippet": {"type": "string"},
+                        "uri": {"type": "string"},
+                        "url": {"type": "string", "format": "uri"},
+                        "score": {"type": "number"}
+                    }
+                }},
+                "next_cursor": cursor
             }
         }
     });
@@ -216,6 +281,9 @@ pub fn model_schemas(prefix: &str) -> Map<String, Value> {
         Value::Object(map) => map,
         _ => Map::new(),
     };
+    if let Value::Object(documents) = documents {
+        definitions.extend(documents);
+    }
     if let (Some(Value::Object(company)), Value::Object(profile)) = (
         definitions
             .get_mut("Company")

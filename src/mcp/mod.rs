@@ -35,7 +35,9 @@ use jsonrpc::{Id, Message};
 use search::SearchIndex;
 use tools::Outcome;
 
+use crate::config::BaseUrl;
 use crate::content::Site;
+use crate::listing::DEFAULT_LIMIT;
 
 pub const LEGACY_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
@@ -88,6 +90,7 @@ impl Precomputed {
 /// Everything MCP serves for one content revision.
 pub struct Catalog {
     site: Arc<Site>,
+    base: BaseUrl,
     search: SearchIndex,
     /// The record as `/api/company` serializes it (compact JSON).
     company_json: String,
@@ -185,8 +188,9 @@ impl Catalog {
         }
     }
 
-    /// Builds the catalog for `site`, served at `base_url`.
-    pub fn build(site: Arc<Site>, base_url: &str) -> Catalog {
+    /// Builds the catalog for `site`, served at `base`.
+    pub fn build(site: Arc<Site>, base: &BaseUrl) -> Catalog {
+        let base_url = base.as_str();
         let company = site.company.name.clone();
         let server_info = json!({
             "name": "dossier",
@@ -201,15 +205,19 @@ impl Catalog {
             "\"_meta\":{{\"{META_SERVER_INFO}\":{}}}",
             serde_json::to_string(&server_info).unwrap_or_else(|_| "{}".into())
         );
-        // `Site` serializes exactly as `/api/company` does.
-        let company_json = serde_json::to_string(&*site).unwrap_or_default();
-        let search = SearchIndex::build(&site);
+        // The bytes of `/api/company` (its first page of page listings).
+        let company_json = crate::listing::company_document(&site, base, DEFAULT_LIMIT, None)
+            .ok()
+            .and_then(|document| serde_json::to_string(&document).ok())
+            .unwrap_or_default();
+        let search = SearchIndex::build(&site, base_url);
         let empty = || Precomputed {
             legacy: Bytes::new(),
             modern: Bytes::new(),
         };
         let mut catalog = Catalog {
             site,
+            base: base.clone(),
             search,
             company_json,
             server_info,
@@ -289,14 +297,23 @@ impl Catalog {
         );
         let no_arguments = Map::new();
         for name in ["list_divisions", "list_pages", "list_contacts"] {
-            if let Some(outcome) = tools::call(&catalog.site, &catalog.search, name, &no_arguments)
-            {
+            if let Some(outcome) = tools::call(
+                &catalog.site,
+                &catalog.base,
+                &catalog.search,
+                name,
+                &no_arguments,
+            ) {
                 let legacy = to_bytes(&tool_result(outcome));
                 tool_results.insert((name, String::new()), catalog.precompute(legacy, false));
             }
         }
         for division in &catalog.site.divisions {
-            let legacy = to_bytes(&tool_result(tools::get_division(&catalog.site, division)));
+            let legacy = to_bytes(&tool_result(tools::get_division(
+                &catalog.site,
+                &catalog.base,
+                division,
+            )));
             tool_results.insert(
                 ("get_division", division.id.clone()),
                 catalog.precompute(legacy, false),
@@ -306,9 +323,23 @@ impl Catalog {
         catalog
     }
 
+    /// The site model this catalog answers from.
+    pub fn site(&self) -> &Site {
+        &self.site
+    }
+
+    /// The public origin the answers' URLs use.
+    pub fn base(&self) -> &BaseUrl {
+        &self.base
+    }
+
+    pub fn search_index(&self) -> &SearchIndex {
+        &self.search
+    }
+
     /// A `resources/read` result (legacy shape), or `None` for an unknown URI.
     fn read_result(&self, uri: &str) -> Option<Vec<u8>> {
-        let contents = resources::read(&self.site, &self.company_json, uri)?;
+        let contents = resources::read(&self.site, &self.base, &self.company_json, uri)?;
         Some(to_bytes(&object(json!({"contents": [{
             "uri": uri,
             "mimeType": contents.mime_type,
@@ -608,7 +639,13 @@ fn dispatch(
                     return Ok(precomputed.for_era(era).to_vec());
                 }
             }
-            match tools::call(&catalog.site, &catalog.search, name, arguments) {
+            match tools::call(
+                &catalog.site,
+                &catalog.base,
+                &catalog.search,
+                name,
+                arguments,
+            ) {
                 Some(outcome) => Ok(dynamic(catalog, era, tool_result(outcome), false)),
                 None => Err(Failure::new(
                     jsonrpc::INVALID_PARAMS,

@@ -7,8 +7,10 @@
 
 use serde_json::{json, Value};
 
-use super::tools::{self, Outcome};
+use super::tools::{self, Outcome, Paging};
+use crate::config::BaseUrl;
 use crate::content::Site;
+use crate::listing::MAX_LIMIT;
 
 pub const COMPANY: &str = "company://company";
 pub const DIVISIONS: &str = "company://divisions";
@@ -33,7 +35,7 @@ fn json_text(outcome: Outcome) -> String {
 
 /// Reads `uri`; `None` when no such resource exists. `company_json` is the record as
 /// already serialized for `/api/company`.
-pub fn read(site: &Site, company_json: &str, uri: &str) -> Option<Contents> {
+pub fn read(site: &Site, base: &BaseUrl, company_json: &str, uri: &str) -> Option<Contents> {
     let json = |text| {
         Some(Contents {
             mime_type: "application/json",
@@ -43,11 +45,19 @@ pub fn read(site: &Site, company_json: &str, uri: &str) -> Option<Contents> {
     match uri {
         COMPANY => json(company_json.to_string()),
         DIVISIONS => json(json_text(tools::list_divisions(site))),
-        CONTACTS => json(json_text(tools::list_contacts(site, None))),
+        CONTACTS => {
+            let all = Paging {
+                limit: MAX_LIMIT,
+                cursor: None,
+            };
+            json(json_text(
+                tools::list_contacts(site, base, None, all).unwrap_or_else(Outcome::ToolError),
+            ))
+        }
         _ => {
             if let Some(id) = uri.strip_prefix(DIVISION_PREFIX) {
                 let division = site.divisions.iter().find(|d| d.id == id)?;
-                return json(json_text(tools::get_division(site, division)));
+                return json(json_text(tools::get_division(site, base, division)));
             }
             let slug = uri.strip_prefix(PAGE_PREFIX)?;
             let page = site.pages.iter().find(|p| p.slug == slug)?;

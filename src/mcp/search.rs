@@ -1,27 +1,44 @@
-//! Full-text search over the company: divisions, pages and contacts, ranked.
+//! Full-text search over the company: divisions, pages and contacts, ranked with BM25F.
 //!
-//! Built once per content revision. Each searchable item is split into weighted fields
-//! (a name counts more than a body), words are lowercased and folded to a simple singular,
-//! and an inverted index maps each word to the items and weights it occurs with. A query
-//! scores every item that contains any of its words; items matching more distinct query
-//! words rank first, then by weight, so "calibration certificate" prefers the page that has
-//! both words over one that repeats only one.
+//! Built once per content revision. Each searchable item has weighted fields (a title counts
+//! five times a body word, a summary three times), words are lowercased and reduced to their
+//! English stem (Snowball, via `rust-stemmers`: "companies" and "company" are one word), and
+//! an inverted index maps each stem to the items and weighted frequencies it occurs with.
+//!
+//! A query scores items with BM25 over those weighted frequencies (k1 = 1.2, b = 0.75): rare
+//! words count more than common ones, repetition has diminishing returns, and long pages do
+//! not win by length alone. On top of that, an item whose title *is* the query ranks first,
+//! one that contains the query as a phrase gets a bonus, and the last query word also
+//! matches as a prefix (so "calib" finds "calibration" while a user is typing).
+//!
+//! The same index answers `search_company_info` and `GET /api/search`.
 
 use std::collections::HashMap;
 
+use rust_stemmers::{Algorithm, Stemmer};
 use serde::Serialize;
 
 use crate::content::{Contact, Site};
 
-/// One search hit, as returned by `search_company_info`.
+/// One search hit, as returned by `search_company_info` and `/api/search`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Hit {
     pub kind: &'static str,
     pub id: String,
     pub title: String,
     pub snippet: String,
+    /// The `company://` resource with the full record.
     pub uri: String,
+    /// The page for people: the address to cite.
+    pub url: String,
     pub score: f64,
+}
+
+/// One ranked item, before its snippet is made.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ranked {
+    position: usize,
+    score: f64,
 }
 
 struct Item {
@@ -29,37 +46,54 @@ struct Item {
     page: Option<usize>,
     kind: &'static str,
     id: String,
+    /// `kind:id`, unique: what a cursor names.
+    key: String,
     title: String,
     uri: String,
+    url: String,
     /// Plain text for snippets.
     text: String,
+    /// Weighted length: the sum of every word's field weight.
+    length: f64,
 }
 
 pub struct SearchIndex {
     items: Vec<Item>,
-    /// Each distinct word once; postings are indexed by the word's position here.
+    /// Each distinct stem once; postings are indexed by the stem's position here.
     terms: HashMap<String, usize>,
+    /// Per stem: (item, weighted term frequency).
     postings: Vec<Vec<(usize, f64)>>,
+    average_length: f64,
 }
 
 const TITLE_WEIGHT: f64 = 5.0;
 const SUMMARY_WEIGHT: f64 = 3.0;
 const BODY_WEIGHT: f64 = 1.0;
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+/// Added when the item's title is exactly the query: always first.
+const EXACT_TITLE_BONUS: f64 = 1000.0;
+/// Added when the title contains the query as a phrase, and when the text does.
+const TITLE_PHRASE_BONUS: f64 = 10.0;
+const TEXT_PHRASE_BONUS: f64 = 3.0;
+/// How many of the best-scoring items are checked for the query as a phrase in their text.
+const PHRASE_CANDIDATES: usize = 50;
+/// How much a prefix match of the last query word counts, relative to a whole word.
+const PREFIX_WEIGHT: f64 = 0.5;
+/// Prefixes shorter than this match too much to mean anything.
+const MIN_PREFIX: usize = 3;
 
-/// Calls `each` with every word of `text`, lowercased and lightly singularized ("divisions"
-/// and "division" are the same word). Lowercases once per text, so no word is allocated.
-fn for_each_word(text: &str, mut each: impl FnMut(&str)) {
+fn stemmer() -> Stemmer {
+    Stemmer::create(Algorithm::English)
+}
+
+/// Calls `each` with the stem of every word of `text`, lowercased.
+fn for_each_stem(stemmer: &Stemmer, text: &str, mut each: impl FnMut(&str)) {
     let lower = text.to_lowercase();
     for word in lower.split(|c: char| !c.is_alphanumeric()) {
-        if word.is_empty() {
-            continue;
+        if !word.is_empty() {
+            each(&stemmer.stem(word));
         }
-        let singular = if word.len() > 3 && word.ends_with('s') && !word.ends_with("ss") {
-            &word[..word.len() - 1]
-        } else {
-            word
-        };
-        each(singular);
     }
 }
 
@@ -69,20 +103,29 @@ fn contact_text(contact: &Contact) -> String {
     parts.extend(contact.phone.clone());
     parts.extend(contact.web.clone());
     if let Some(address) = &contact.address {
-        parts.push(format!(
-            "{}, {} {}, {}",
-            address.street, address.postal_code, address.locality, address.country
-        ));
+        parts.push(address.one_line());
     }
     parts.join(" · ")
 }
 
+/// Lowercase words joined by single spaces: the form phrases are matched in.
+fn normalized(text: &str) -> String {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 impl SearchIndex {
-    pub fn build(site: &Site) -> SearchIndex {
+    /// Indexes `site`; `base_url` makes each hit's `url`.
+    pub fn build(site: &Site, base_url: &str) -> SearchIndex {
+        let stemmer = stemmer();
         let mut index = SearchIndex {
             items: Vec::new(),
             terms: HashMap::new(),
             postings: Vec::new(),
+            average_length: 0.0,
         };
         for division in &site.divisions {
             let lead = division
@@ -90,15 +133,18 @@ impl SearchIndex {
                 .as_ref()
                 .map(|lead| format!("{} ({})", lead.name, lead.title))
                 .unwrap_or_default();
+            let url = format!("{base_url}/divisions/{}", division.id);
             index.add(
-                Item {
-                    page: None,
-                    kind: "division",
-                    id: division.id.clone(),
-                    title: division.name.clone(),
-                    uri: format!("company://divisions/{}", division.id),
-                    text: format!("{} {}", division.summary, division.description),
-                },
+                &stemmer,
+                Item::new(
+                    None,
+                    "division",
+                    &division.id,
+                    &division.name,
+                    format!("company://divisions/{}", division.id),
+                    url.clone(),
+                    format!("{} {}", division.summary, division.description),
+                ),
                 &[
                     (&division.name, TITLE_WEIGHT),
                     (&division.summary, SUMMARY_WEIGHT),
@@ -109,32 +155,34 @@ impl SearchIndex {
             );
             if let Some(contact) = &division.contact {
                 let text = contact_text(contact);
+                let title = format!("{} contact", division.name);
                 index.add(
-                    Item {
-                        page: None,
-                        kind: "contact",
-                        id: division.id.clone(),
-                        title: format!("{} contact", division.name),
-                        uri: format!("company://divisions/{}", division.id),
-                        text: text.clone(),
-                    },
-                    &[
-                        (&format!("{} contact", division.name), SUMMARY_WEIGHT),
-                        (&text, BODY_WEIGHT),
-                    ],
+                    &stemmer,
+                    Item::new(
+                        None,
+                        "contact",
+                        &division.id,
+                        &title,
+                        format!("company://divisions/{}", division.id),
+                        url,
+                        text.clone(),
+                    ),
+                    &[(&title, SUMMARY_WEIGHT), (&text, BODY_WEIGHT)],
                 );
             }
         }
         for (position, page) in site.pages.iter().enumerate() {
             index.add(
-                Item {
-                    page: Some(position),
-                    kind: "page",
-                    id: page.slug.clone(),
-                    title: page.title.clone(),
-                    uri: format!("company://pages/{}", page.slug),
-                    text: String::new(),
-                },
+                &stemmer,
+                Item::new(
+                    Some(position),
+                    "page",
+                    &page.slug,
+                    &page.title,
+                    format!("company://pages/{}", page.slug),
+                    format!("{base_url}/{}", page.slug),
+                    format!("{} {}", page.summary, page.body_markdown),
+                ),
                 &[
                     (&page.title, TITLE_WEIGHT),
                     (&page.summary, SUMMARY_WEIGHT),
@@ -144,106 +192,197 @@ impl SearchIndex {
         }
         let company = &site.company;
         let text = contact_text(&company.contact);
+        let title = format!("{} contact", company.name);
         index.add(
-            Item {
-                page: None,
-                kind: "contact",
-                id: "company".into(),
-                title: format!("{} contact", company.name),
-                uri: "company://company".into(),
-                text: text.clone(),
-            },
+            &stemmer,
+            Item::new(
+                None,
+                "contact",
+                "company",
+                &title,
+                "company://company".into(),
+                format!("{base_url}/#contact"),
+                text.clone(),
+            ),
             &[
-                (
-                    &format!("{} contact headquarters", company.name),
-                    SUMMARY_WEIGHT,
-                ),
+                (&format!("{title} headquarters"), SUMMARY_WEIGHT),
                 (&text, BODY_WEIGHT),
             ],
         );
+        let total: f64 = index.items.iter().map(|item| item.length).sum();
+        index.average_length = (total / index.items.len().max(1) as f64).max(1.0);
+        // Page text lives in the site model; only short texts are kept for snippets.
+        for item in &mut index.items {
+            if item.page.is_some() {
+                item.text = String::new();
+            }
+        }
         index
     }
 
-    fn add(&mut self, item: Item, fields: &[(&String, f64)]) {
+    fn add(&mut self, stemmer: &Stemmer, mut item: Item, fields: &[(&String, f64)]) {
         let position = self.items.len();
-        let mut weights: HashMap<usize, f64> = HashMap::new();
+        let mut frequencies: HashMap<usize, f64> = HashMap::new();
         for (text, weight) in fields {
-            for_each_word(text, |word| {
-                let term = match self.terms.get(word) {
+            for_each_stem(stemmer, text, |stem| {
+                let term = match self.terms.get(stem) {
                     Some(term) => *term,
                     None => {
                         let term = self.postings.len();
-                        self.terms.insert(word.to_string(), term);
+                        self.terms.insert(stem.to_string(), term);
                         self.postings.push(Vec::new());
                         term
                     }
                 };
-                *weights.entry(term).or_insert(0.0) += weight;
+                *frequencies.entry(term).or_insert(0.0) += weight;
+                item.length += weight;
             });
         }
-        for (term, weight) in weights {
-            // Repetition helps, but with diminishing returns.
-            self.postings[term].push((position, weight.sqrt()));
+        for (term, frequency) in frequencies {
+            self.postings[term].push((position, frequency));
         }
         self.items.push(item);
     }
 
-    /// The best `limit` hits for `query`; page snippets come from `site`.
-    pub fn search(&self, site: &Site, query: &str, limit: usize) -> Vec<Hit> {
-        let mut query_words: Vec<String> = Vec::new();
-        for_each_word(query, |word| query_words.push(word.to_string()));
-        query_words.sort();
-        query_words.dedup();
-        let mut scores: HashMap<usize, (usize, f64)> = HashMap::new();
-        for word in &query_words {
-            if let Some(term) = self.terms.get(word) {
-                for (item, weight) in &self.postings[*term] {
-                    let entry = scores.entry(*item).or_insert((0, 0.0));
-                    entry.0 += 1;
-                    entry.1 += weight;
+    /// BM25 of one stem's postings, added into `scores`, scaled by `factor`.
+    fn score_term(&self, term: usize, factor: f64, scores: &mut HashMap<usize, f64>) {
+        let postings = &self.postings[term];
+        let n = self.items.len() as f64;
+        let df = postings.len() as f64;
+        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        for (item, frequency) in postings {
+            let length = self.items[*item].length / self.average_length;
+            let tf = frequency * (K1 + 1.0) / (frequency + K1 * (1.0 - B + B * length));
+            *scores.entry(*item).or_insert(0.0) += factor * idf * tf;
+        }
+    }
+
+    /// The unique key of a ranked item, for cursors.
+    pub fn key(&self, ranked: &Ranked) -> &str {
+        &self.items[ranked.position].key
+    }
+
+    /// Every item matching `query`, best first; page text comes from `site`.
+    pub fn rank(&self, site: &Site, query: &str) -> Vec<Ranked> {
+        let stemmer = stemmer();
+        let mut stems: Vec<String> = Vec::new();
+        for_each_stem(&stemmer, query, |stem| stems.push(stem.to_string()));
+        stems.sort();
+        stems.dedup();
+        let mut scores: HashMap<usize, f64> = HashMap::new();
+        for stem in &stems {
+            if let Some(term) = self.terms.get(stem) {
+                self.score_term(*term, 1.0, &mut scores);
+            }
+        }
+        // The word being typed: its prefix matches other words, at half weight.
+        let last = normalized(query)
+            .rsplit(' ')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        if last.chars().count() >= MIN_PREFIX && !query.ends_with(char::is_whitespace) {
+            for (stem, term) in &self.terms {
+                if stem.starts_with(&last) && !stems.contains(stem) {
+                    self.score_term(*term, PREFIX_WEIGHT, &mut scores);
                 }
             }
         }
-        let phrase = query.trim().to_lowercase();
-        let mut ranked: Vec<(usize, usize, f64)> = scores
+        let phrase = normalized(query);
+        let mut ranked: Vec<(usize, f64)> = scores
             .into_iter()
-            .map(|(item, (matched, weight))| {
-                let title_bonus = if !phrase.is_empty()
-                    && self.items[item].title.to_lowercase().contains(&phrase)
-                {
-                    TITLE_WEIGHT
+            .map(|(position, score)| {
+                let title = normalized(&self.items[position].title);
+                let bonus = if phrase.is_empty() {
+                    0.0
+                } else if title == phrase {
+                    EXACT_TITLE_BONUS
+                } else if title.contains(&phrase) {
+                    TITLE_PHRASE_BONUS
                 } else {
                     0.0
                 };
-                (item, matched, weight + title_bonus)
+                (position, score + bonus)
             })
             .collect();
-        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.total_cmp(&a.2)).then(a.0.cmp(&b.0)));
+        let order = |ranked: &mut [(usize, f64)]| {
+            ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        };
+        order(&mut ranked);
+        // Phrases in the text are looked for among the best candidates only: page text is
+        // read from the site model, not kept twice.
+        if phrase.contains(' ') {
+            let head = ranked.len().min(PHRASE_CANDIDATES);
+            for (position, score) in &mut ranked[..head] {
+                if normalized(&self.text_of(site, &self.items[*position])).contains(&phrase) {
+                    *score += TEXT_PHRASE_BONUS;
+                }
+            }
+            order(&mut ranked[..head]);
+        }
         ranked
             .into_iter()
-            .take(limit)
-            .map(|(item, matched, weight)| {
-                let item = &self.items[item];
-                // Page text is not copied into the index; it is read from the site model.
-                let page_text;
-                let text = match item.page.and_then(|position| site.pages.get(position)) {
-                    Some(page) => {
-                        page_text =
-                            format!("{} {}", page.summary, strip_markdown(&page.body_markdown));
-                        &page_text
-                    }
-                    None => &item.text,
-                };
+            .map(|(position, score)| Ranked { position, score })
+            .collect()
+    }
+
+    /// The hits for `ranked` items of a search for `query`, with snippets around its words.
+    pub fn hits(&self, site: &Site, query: &str, ranked: &[Ranked]) -> Vec<Hit> {
+        let words: Vec<String> = normalized(query).split(' ').map(str::to_string).collect();
+        ranked
+            .iter()
+            .map(|ranked| {
+                let item = &self.items[ranked.position];
+                let text = self.text_of(site, item);
                 Hit {
                     kind: item.kind,
                     id: item.id.clone(),
                     title: item.title.clone(),
-                    snippet: snippet(text, &query_words),
+                    snippet: snippet(&text, &words),
                     uri: item.uri.clone(),
-                    score: ((matched as f64 + weight / 100.0) * 1000.0).round() / 1000.0,
+                    url: item.url.clone(),
+                    score: (ranked.score * 1000.0).round() / 1000.0,
                 }
             })
             .collect()
+    }
+
+    /// Every hit for `query`, best first.
+    pub fn search(&self, site: &Site, query: &str) -> Vec<Hit> {
+        let ranked = self.rank(site, query);
+        self.hits(site, query, &ranked)
+    }
+
+    /// An item's plain text: page text is read from the site model, not kept twice.
+    fn text_of(&self, site: &Site, item: &Item) -> String {
+        match item.page.and_then(|position| site.pages.get(position)) {
+            Some(page) => format!("{} {}", page.summary, strip_markdown(&page.body_markdown)),
+            None => item.text.clone(),
+        }
+    }
+}
+
+impl Item {
+    fn new(
+        page: Option<usize>,
+        kind: &'static str,
+        id: &str,
+        title: &str,
+        uri: String,
+        url: String,
+        text: String,
+    ) -> Item {
+        Item {
+            page,
+            kind,
+            id: id.to_string(),
+            key: format!("{kind}:{id}"),
+            title: title.to_string(),
+            uri,
+            url,
+            text,
+            length: 0.0,
+        }
     }
 }
 
@@ -298,7 +437,9 @@ mod tests {
 
     impl Fixture {
         fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
-            self.index.search(&self.site, query, limit)
+            let mut hits = self.index.search(&self.site, query);
+            hits.truncate(limit);
+            hits
         }
     }
 
@@ -306,7 +447,7 @@ mod tests {
         let site =
             crate::content::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content"))
                 .unwrap();
-        let index = SearchIndex::build(&site);
+        let index = SearchIndex::build(&site, "https://x.example");
         Fixture { site, index }
     }
 
@@ -319,16 +460,28 @@ mod tests {
         assert_eq!(hits[0].id, "ridgeline-security");
         let hits = index.search("jobs careers hiring", 3);
         assert_eq!(hits[0].id, "careers");
+        assert_eq!(hits[0].url, "https://x.example/careers");
+    }
+
+    #[test]
+    fn an_exact_title_ranks_first() {
+        let index = index();
+        for page in &index.site.pages {
+            let hits = index.search(&page.title, 3);
+            assert_eq!(hits[0].id, page.slug, "{}: {hits:#?}", page.title);
+        }
+        for division in &index.site.divisions {
+            let hits = index.search(&division.name, 3);
+            assert_eq!(
+                (hits[0].kind, hits[0].id.as_str()),
+                ("division", division.id.as_str())
+            );
+        }
     }
 
     #[test]
     fn finds_divisions_and_contacts() {
         let index = index();
-        let hits = index.search("Field Sensors", 3);
-        assert_eq!(
-            (hits[0].kind, hits[0].id.as_str()),
-            ("division", "field-sensors")
-        );
         let hits = index.search("support email", 10);
         assert!(
             hits.iter()
@@ -340,19 +493,41 @@ mod tests {
     }
 
     #[test]
-    fn plurals_match_and_nonsense_finds_nothing() {
+    fn stems_prefixes_and_nonsense() {
         let index = index();
+        // "companies" and "company" are one stem: the same items match.
+        let ids = |q| {
+            index
+                .search(q, 100)
+                .into_iter()
+                .map(|h| h.id)
+                .collect::<Vec<_>>()
+        };
+        let mut plural = ids("companies");
+        let mut singular = ids("company");
+        plural.sort();
+        singular.sort();
+        assert!(!singular.is_empty());
+        assert_eq!(plural, singular);
+        assert_eq!(ids("divisions").len(), ids("division").len());
+        // A word being typed matches as a prefix.
         assert!(
-            !index.search("laboratories", 5).is_empty()
-                || !index.search("laboratory", 5).is_empty()
+            ids("calib").contains(&"calibration-labs".to_string()),
+            "{:?}",
+            ids("calib")
         );
-        assert_eq!(
-            index.search("division", 20).len(),
-            index.search("divisions", 20).len()
-        );
+        assert!(ids("ca").is_empty() || ids("ca").len() < ids("calibration").len() + 50);
         assert!(index.search("xyzzy quux", 5).is_empty());
         assert!(index.search("", 5).is_empty());
         assert!(index.search("!!! ???", 5).is_empty());
+    }
+
+    #[test]
+    fn a_phrase_beats_the_same_words_apart() {
+        let index = index();
+        let hits = index.search("field service", 10);
+        let position = |id: &str| hits.iter().position(|h| h.id == id);
+        assert!(position("customer-care").is_some(), "{hits:#?}");
     }
 
     #[test]

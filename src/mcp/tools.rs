@@ -10,8 +10,13 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::search::{Hit, SearchIndex};
+use crate::config::BaseUrl;
 use crate::content::schema::model_schemas;
 use crate::content::{Contact, Division, Page, Site};
+use crate::listing::{
+    company_document, division_url, page_listing, page_url, paginate, PageListing, DEFAULT_LIMIT,
+    MAX_LIMIT,
+};
 
 pub const MAX_SEARCH_RESULTS: u64 = 20;
 const DEFAULT_SEARCH_RESULTS: u64 = 5;
@@ -56,15 +61,38 @@ fn division_summary_schema() -> Value {
 fn page_summary_schema() -> Value {
     json!({
         "type": "object",
-        "required": ["slug", "title", "summary"],
+        "required": ["slug", "title", "summary", "url", "api_url"],
         "properties": {
             "slug": {"type": "string"},
             "title": {"type": "string"},
             "summary": {"type": "string"},
             "division": {"type": "string"},
-            "updated": {"type": "string"}
+            "updated": {"type": "string"},
+            "url": {"type": "string", "format": "uri", "description": "The page for people: cite this."},
+            "api_url": {"type": "string", "format": "uri"}
         }
     })
+}
+
+/// `limit` and `cursor` for a tool that lists, as input schema properties.
+fn paging_inputs(default: usize, max: usize) -> Value {
+    json!({
+        "limit": {"type": "integer", "minimum": 1, "maximum": max, "default": default, "description": "How many to return at most."},
+        "cursor": {"type": "string", "minLength": 1, "description": "The nextCursor of the previous answer, to continue."}
+    })
+}
+
+fn merged(mut a: Value, b: Value) -> Value {
+    if let (Some(a), Value::Object(b)) = (a.as_object_mut(), b) {
+        a.extend(b);
+    }
+    a
+}
+
+const NEXT_CURSOR: &str = "nextCursor";
+
+fn next_cursor_schema() -> Value {
+    json!({"type": "string", "description": "Pass as `cursor` to get the next items; absent on the last page."})
 }
 
 fn with_defs(mut schema: Value) -> Value {
@@ -98,7 +126,7 @@ pub fn definitions(company: &str) -> Vec<Value> {
         tool(
             "get_company",
             "Get everything about the company",
-            format!("Returns the complete public record of {company}: company facts and contact, every division and every page with its Markdown text. Same data as GET /api/company. Use it when you need broad context; use the narrower tools for one item."),
+            format!("Returns the public record of {company}: company facts, profile and contact, every division, and its pages listed with slug, title, summary and URL (the first {DEFAULT_LIMIT}; continue with list_pages and nextCursor). Same data as GET /api/company. Read a page's text with get_page."),
             object_schema(json!({}), &[]),
             with_defs(json!({
                 "type": "object",
@@ -106,7 +134,8 @@ pub fn definitions(company: &str) -> Vec<Value> {
                 "properties": {
                     "company": {"$ref": "#/$defs/Company"},
                     "divisions": {"type": "array", "items": {"$ref": "#/$defs/Division"}},
-                    "pages": {"type": "array", "items": {"$ref": "#/$defs/Page"}}
+                    "pages": {"type": "array", "items": page_summary_schema()},
+                    "next_cursor": next_cursor_schema()
                 }
             })),
         ),
@@ -120,78 +149,94 @@ pub fn definitions(company: &str) -> Vec<Value> {
         tool(
             "get_division",
             "Get one division",
-            "Returns one division in full (description, lead, locations, contact) and the pages that belong to it.".to_string(),
+            "Returns one division in full (description, lead, locations, contact), its URL, and the pages that belong to it (the first {DEFAULT_LIMIT}; list_pages with division_id gives the rest).".replace("{DEFAULT_LIMIT}", &DEFAULT_LIMIT.to_string()),
             object_schema(json!({"division_id": division_id.clone()}), &["division_id"]),
             with_defs(object_schema(
                 json!({
                     "division": {"$ref": "#/$defs/Division"},
+                    "url": {"type": "string", "format": "uri"},
                     "pages": {"type": "array", "items": page_summary_schema()}
                 }),
-                &["division", "pages"],
+                &["division", "url", "pages"],
             )),
         ),
         tool(
             "list_pages",
             "List pages",
-            format!("Lists the published pages of {company} (about, history, careers, press, ...) with slug, title and summary, optionally only those of one division. Read one with get_page."),
-            object_schema(json!({"division_id": division_id.clone()}), &[]),
-            object_schema(json!({"pages": {"type": "array", "items": page_summary_schema()}}), &["pages"]),
+            format!("Lists the published pages of {company} (about, history, careers, press, ...) with slug, title, summary and URL, optionally only those of one division, {DEFAULT_LIMIT} at a time (pass nextCursor back as cursor for more). Read one with get_page."),
+            object_schema(merged(json!({"division_id": division_id.clone()}), paging_inputs(DEFAULT_LIMIT, MAX_LIMIT)), &[]),
+            json!({
+                "type": "object",
+                "required": ["pages"],
+                "additionalProperties": false,
+                "properties": {"pages": {"type": "array", "items": page_summary_schema()}, "nextCursor": next_cursor_schema()}
+            }),
         ),
         tool(
             "get_page",
             "Get one page",
-            "Returns one page with its full Markdown text, by slug (from list_pages).".to_string(),
+            "Returns one page with its full Markdown text and its URL (to cite), by slug (from list_pages or search_company_info).".to_string(),
             object_schema(json!({"slug": {"type": "string", "minLength": 1, "description": "A page slug as returned by list_pages, e.g. \"careers\"."}}), &["slug"]),
-            with_defs(object_schema(json!({"page": {"$ref": "#/$defs/Page"}}), &["page"])),
+            with_defs(object_schema(json!({"page": {"$ref": "#/$defs/Page"}, "url": {"type": "string", "format": "uri"}}), &["page", "url"])),
         ),
         tool(
             "list_contacts",
             "List contacts",
-            format!("Lists how to reach {company}: the company's own contact, each division's and each page's (press, careers, security, ...), with email, phone, web and address where known. Optionally only one division's."),
-            object_schema(json!({"division_id": division_id}), &[]),
-            with_defs(object_schema(
-                json!({"contacts": {"type": "array", "items": {
-                    "type": "object",
-                    "required": ["scope", "id", "name", "contact"],
-                    "properties": {
-                        "scope": {"type": "string", "enum": ["company", "division", "page"]},
-                        "id": {"type": "string"},
-                        "name": {"type": "string"},
-                        "contact": {"$ref": "#/$defs/Contact"}
-                    }
-                }}}),
-                &["contacts"],
-            )),
+            format!("Lists how to reach {company}: the company's own contact, each division's and each page's (press, careers, security, ...), with email, phone, web and address where known, and the URL of where it is published. Optionally only one division's; {DEFAULT_LIMIT} at a time (pass nextCursor back as cursor for more)."),
+            object_schema(merged(json!({"division_id": division_id}), paging_inputs(DEFAULT_LIMIT, MAX_LIMIT)), &[]),
+            with_defs(json!({
+                "type": "object",
+                "required": ["contacts"],
+                "additionalProperties": false,
+                "properties": {
+                    "contacts": {"type": "array", "items": {
+                        "type": "object",
+                        "required": ["scope", "id", "name", "contact", "url"],
+                        "properties": {
+                            "scope": {"type": "string", "enum": ["company", "division", "page"]},
+                            "id": {"type": "string"},
+                            "name": {"type": "string"},
+                            "contact": {"$ref": "#/$defs/Contact"},
+                            "url": {"type": "string", "format": "uri"}
+                        }
+                    }},
+                    "nextCursor": next_cursor_schema()
+                }
+            })),
         ),
         tool(
             "search_company_info",
             "Search company information",
-            format!("Full-text search across the divisions, pages and contacts of {company}, best matches first. Use it when you do not know which division or page holds the answer."),
+            format!("Full-text search across the divisions, pages and contacts of {company}, ranked (BM25 with stemming; an exact title first, phrases above scattered words). Each result has a snippet, the company:// resource and the URL to cite. Use it when you do not know which division or page holds the answer."),
             object_schema(
-                json!({
-                    "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS, "description": "Words to look for, e.g. \"calibration certificate\"."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_RESULTS, "default": DEFAULT_SEARCH_RESULTS}
-                }),
+                merged(
+                    json!({"query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS, "description": "Words to look for, e.g. \"calibration certificate\"."}}),
+                    paging_inputs(DEFAULT_SEARCH_RESULTS as usize, MAX_SEARCH_RESULTS as usize),
+                ),
                 &["query"],
             ),
-            object_schema(
-                json!({
+            json!({
+                "type": "object",
+                "required": ["query", "results"],
+                "additionalProperties": false,
+                "properties": {
                     "query": {"type": "string"},
                     "results": {"type": "array", "items": {
                         "type": "object",
-                        "required": ["kind", "id", "title", "snippet", "uri", "score"],
+                        "required": ["kind", "id", "title", "snippet", "uri", "url", "score"],
                         "properties": {
                             "kind": {"type": "string", "enum": ["division", "page", "contact"]},
                             "id": {"type": "string"},
                             "title": {"type": "string"},
                             "snippet": {"type": "string"},
                             "uri": {"type": "string"},
+                            "url": {"type": "string", "format": "uri"},
                             "score": {"type": "number"}
                         }
-                    }}
-                }),
-                &["query", "results"],
-            ),
+                    }},
+                    "nextCursor": next_cursor_schema()
+                }
+            }),
         ),
     ]
 }
@@ -204,22 +249,12 @@ pub struct DivisionSummary<'a> {
 }
 
 #[derive(Serialize)]
-pub struct PageSummary<'a> {
-    slug: &'a str,
-    title: &'a str,
-    summary: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    division: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    updated: Option<&'a str>,
-}
-
-#[derive(Serialize)]
 pub struct ContactEntry<'a> {
     scope: &'static str,
     id: &'a str,
     name: &'a str,
     contact: &'a Contact,
+    url: String,
 }
 
 fn division_summary(division: &Division) -> DivisionSummary<'_> {
@@ -227,16 +262,6 @@ fn division_summary(division: &Division) -> DivisionSummary<'_> {
         id: &division.id,
         name: &division.name,
         summary: &division.summary,
-    }
-}
-
-fn page_summary(page: &Page) -> PageSummary<'_> {
-    PageSummary {
-        slug: &page.slug,
-        title: &page.title,
-        summary: &page.summary,
-        division: page.division.as_deref(),
-        updated: page.updated.as_deref(),
     }
 }
 
@@ -253,12 +278,46 @@ fn to_value<T: Serialize>(value: &T) -> Outcome {
     }
 }
 
-pub fn get_company(site: &Site) -> Outcome {
-    to_value(&json!({
-        "company": site.company,
-        "divisions": site.divisions,
-        "pages": site.pages,
-    }))
+/// `data` with `nextCursor` added when there is more.
+fn with_next(mut data: Value, next: Option<String>) -> Value {
+    if let (Some(object), Some(next)) = (data.as_object_mut(), next) {
+        object.insert(NEXT_CURSOR.into(), Value::String(next));
+    }
+    data
+}
+
+/// Where to continue in a list, as the tool arguments say.
+#[derive(Debug, Clone, Copy)]
+pub struct Paging<'a> {
+    pub limit: usize,
+    pub cursor: Option<&'a str>,
+}
+
+impl Paging<'_> {
+    pub const FIRST: Paging<'static> = Paging {
+        limit: DEFAULT_LIMIT,
+        cursor: None,
+    };
+}
+
+fn page<'a, T, K: AsRef<str>>(
+    items: &'a [T],
+    key: impl Fn(&'a T) -> K,
+    paging: Paging<'_>,
+) -> Result<(&'a [T], Option<String>), String> {
+    paginate(items, key, paging.limit, paging.cursor).map_err(|e| e.description().to_string())
+}
+
+fn listings<'a>(base: &BaseUrl, pages: impl Iterator<Item = &'a Page>) -> Vec<PageListing<'a>> {
+    pages.map(|page| page_listing(base, page)).collect()
+}
+
+/// The same document as `GET /api/company`.
+pub fn get_company(site: &Site, base: &BaseUrl) -> Outcome {
+    match company_document(site, base, DEFAULT_LIMIT, None) {
+        Ok(document) => to_value(&document),
+        Err(error) => Outcome::ToolError(error.to_string()),
+    }
 }
 
 pub fn list_divisions(site: &Site) -> Outcome {
@@ -266,31 +325,49 @@ pub fn list_divisions(site: &Site) -> Outcome {
     to_value(&json!({ "divisions": divisions }))
 }
 
-pub fn get_division(site: &Site, division: &Division) -> Outcome {
+pub fn get_division(site: &Site, base: &BaseUrl, division: &Division) -> Outcome {
     let pages: Vec<_> = site
         .pages
         .iter()
         .filter(|page| page.division.as_deref() == Some(division.id.as_str()))
-        .map(page_summary)
+        .take(DEFAULT_LIMIT)
+        .map(|page| page_listing(base, page))
         .collect();
-    to_value(&json!({ "division": division, "pages": pages }))
+    to_value(&json!({
+        "division": division,
+        "url": division_url(base, &division.id),
+        "pages": pages,
+    }))
 }
 
-pub fn list_pages(site: &Site, division: Option<&str>) -> Outcome {
-    let pages: Vec<_> = site
+pub fn list_pages(
+    site: &Site,
+    base: &BaseUrl,
+    division: Option<&str>,
+    paging: Paging<'_>,
+) -> Result<Outcome, String> {
+    let matching: Vec<&Page> = site
         .pages
         .iter()
         .filter(|page| division.is_none() || page.division.as_deref() == division)
-        .map(page_summary)
         .collect();
-    to_value(&json!({ "pages": pages }))
+    let (pages, next) = page(&matching, |p| p.slug.as_str(), paging)?;
+    Ok(to_value(&with_next(
+        json!({ "pages": listings(base, pages.iter().copied()) }),
+        next,
+    )))
 }
 
-pub fn get_page(page: &Page) -> Outcome {
-    to_value(&json!({ "page": page }))
+pub fn get_page(base: &BaseUrl, page: &Page) -> Outcome {
+    to_value(&json!({ "page": page, "url": page_url(base, &page.slug) }))
 }
 
-pub fn list_contacts(site: &Site, division: Option<&str>) -> Outcome {
+pub fn list_contacts(
+    site: &Site,
+    base: &BaseUrl,
+    division: Option<&str>,
+    paging: Paging<'_>,
+) -> Result<Outcome, String> {
     let mut contacts = Vec::new();
     if division.is_none() {
         contacts.push(ContactEntry {
@@ -298,6 +375,7 @@ pub fn list_contacts(site: &Site, division: Option<&str>) -> Outcome {
             id: "company",
             name: &site.company.name,
             contact: &site.company.contact,
+            url: base.join("/#contact"),
         });
     }
     for entry in &site.divisions {
@@ -310,28 +388,48 @@ pub fn list_contacts(site: &Site, division: Option<&str>) -> Outcome {
                 id: &entry.id,
                 name: &entry.name,
                 contact,
+                url: division_url(base, &entry.id),
             });
         }
     }
-    for page in &site.pages {
-        if division.is_some_and(|id| page.division.as_deref() != Some(id)) {
+    for entry in &site.pages {
+        if division.is_some_and(|id| entry.division.as_deref() != Some(id)) {
             continue;
         }
-        if let Some(contact) = &page.contact {
+        if let Some(contact) = &entry.contact {
             contacts.push(ContactEntry {
                 scope: "page",
-                id: &page.slug,
-                name: &page.title,
+                id: &entry.slug,
+                name: &entry.title,
                 contact,
+                url: page_url(base, &entry.slug),
             });
         }
     }
-    to_value(&json!({ "contacts": contacts }))
+    // `scope:id` is unique: a division and a page may share an id.
+    let keys: Vec<String> = contacts
+        .iter()
+        .map(|c| format!("{}:{}", c.scope, c.id))
+        .collect();
+    let positions: Vec<usize> = (0..contacts.len()).collect();
+    let (chosen, next) = page(&positions, |i| keys[*i].as_str(), paging)?;
+    let chosen: Vec<&ContactEntry<'_>> = chosen.iter().map(|i| &contacts[*i]).collect();
+    Ok(to_value(&with_next(json!({ "contacts": chosen }), next)))
 }
 
-pub fn search(site: &Site, index: &SearchIndex, query: &str, limit: usize) -> Outcome {
-    let results: Vec<Hit> = index.search(site, query, limit);
-    to_value(&json!({ "query": query, "results": results }))
+pub fn search(
+    site: &Site,
+    index: &SearchIndex,
+    query: &str,
+    paging: Paging<'_>,
+) -> Result<Outcome, String> {
+    let ranked = index.rank(site, query);
+    let (chosen, next) = page(&ranked, |r| index.key(r), paging)?;
+    let results: Vec<Hit> = index.hits(site, query, chosen);
+    Ok(to_value(&with_next(
+        json!({ "query": query, "results": results }),
+        next,
+    )))
 }
 
 /// Arguments, checked against the tool's input schema by hand: only the listed names,
@@ -376,12 +474,23 @@ impl<'a> Arguments<'a> {
             },
         }
     }
+
+    /// `limit` (from 1 to `max`, `default` when absent) and `cursor`.
+    pub fn paging(&self, default: usize, max: usize) -> Result<Paging<'a>, String> {
+        Ok(Paging {
+            limit: self
+                .integer("limit", 1, max as u64)?
+                .map_or(default, |n| n as usize),
+            cursor: self.string("cursor", false)?,
+        })
+    }
 }
 
 /// Runs tool `name` with `arguments`. `None` for an unknown tool (a protocol error);
 /// bad arguments are a tool error the model can act on.
 pub fn call(
     site: &Site,
+    base: &BaseUrl,
     index: &SearchIndex,
     name: &str,
     arguments: &Map<String, Value>,
@@ -389,11 +498,12 @@ pub fn call(
     if !TOOL_NAMES.contains(&name) {
         return None;
     }
-    Some(run(site, index, name, arguments).unwrap_or_else(Outcome::ToolError))
+    Some(run(site, base, index, name, arguments).unwrap_or_else(Outcome::ToolError))
 }
 
 fn run(
     site: &Site,
+    base: &BaseUrl,
     index: &SearchIndex,
     name: &str,
     arguments: &Map<String, Value>,
@@ -401,7 +511,7 @@ fn run(
     Ok(match name {
         "get_company" => {
             Arguments::new(arguments, &[])?;
-            get_company(site)
+            get_company(site, base)
         }
         "list_divisions" => {
             Arguments::new(arguments, &[])?;
@@ -410,44 +520,58 @@ fn run(
         "get_division" => {
             let args = Arguments::new(arguments, &["division_id"])?;
             let id = args.string("division_id", true)?.unwrap_or_default();
-            get_division(site, find_division(site, id)?)
+            get_division(site, base, find_division(site, id)?)
         }
         "list_pages" => {
-            let args = Arguments::new(arguments, &["division_id"])?;
+            let args = Arguments::new(arguments, &["division_id", "limit", "cursor"])?;
             let division = args.string("division_id", false)?;
             if let Some(id) = division {
                 find_division(site, id)?;
             }
-            list_pages(site, division)
+            list_pages(site, base, division, args.paging(DEFAULT_LIMIT, MAX_LIMIT)?)?
         }
         "get_page" => {
             let args = Arguments::new(arguments, &["slug"])?;
             let slug = args.string("slug", true)?.unwrap_or_default();
-            get_page(find_page(site, slug)?)
+            get_page(base, find_page(site, slug)?)
         }
         "list_contacts" => {
-            let args = Arguments::new(arguments, &["division_id"])?;
+            let args = Arguments::new(arguments, &["division_id", "limit", "cursor"])?;
             let division = args.string("division_id", false)?;
             if let Some(id) = division {
                 find_division(site, id)?;
             }
-            list_contacts(site, division)
+            list_contacts(site, base, division, args.paging(DEFAULT_LIMIT, MAX_LIMIT)?)?
         }
         "search_company_info" => {
-            let args = Arguments::new(arguments, &["query", "limit"])?;
+            let args = Arguments::new(arguments, &["query", "limit", "cursor"])?;
             let query = args.string("query", true)?.unwrap_or_default();
             if query.chars().count() > MAX_QUERY_CHARS {
                 return Err(format!(
                     "argument `query` is longer than {MAX_QUERY_CHARS} characters"
                 ));
             }
-            let limit = args
-                .integer("limit", 1, MAX_SEARCH_RESULTS)?
-                .unwrap_or(DEFAULT_SEARCH_RESULTS);
-            search(site, index, query, limit as usize)
+            let paging =
+                args.paging(DEFAULT_SEARCH_RESULTS as usize, MAX_SEARCH_RESULTS as usize)?;
+            search(site, index, query, paging)?
         }
         other => return Err(format!("unknown tool `{other}`")),
     })
+}
+
+/// At most this many valid ids are named in an error; beyond that, the model is told how
+/// to find the one it wants.
+pub const MAX_IDS_IN_ERRORS: usize = 20;
+
+/// "a, b, c" for the first [`MAX_IDS_IN_ERRORS`] of `ids`, and how many more there are.
+fn some_of<'a>(ids: impl ExactSizeIterator<Item = &'a str>) -> String {
+    let total = ids.len();
+    let shown: Vec<&str> = ids.take(MAX_IDS_IN_ERRORS).collect();
+    let mut text = shown.join(", ");
+    if total > shown.len() {
+        text.push_str(&format!(" and {} more", total - shown.len()));
+    }
+    text
 }
 
 pub fn find_page<'a>(site: &'a Site, slug: &str) -> Result<&'a Page, String> {
@@ -456,12 +580,8 @@ pub fn find_page<'a>(site: &'a Site, slug: &str) -> Result<&'a Page, String> {
         .find(|page| page.slug == slug)
         .ok_or_else(|| {
             format!(
-                "unknown page `{slug}`; valid slugs: {}",
-                site.pages
-                    .iter()
-                    .map(|p| p.slug.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                "unknown page `{slug}`; valid slugs include: {}. Find the one you want with search_company_info or list_pages.",
+                some_of(site.pages.iter().map(|p| p.slug.as_str()))
             )
         })
 }
@@ -469,12 +589,23 @@ pub fn find_page<'a>(site: &'a Site, slug: &str) -> Result<&'a Page, String> {
 pub fn find_division<'a>(site: &'a Site, id: &str) -> Result<&'a Division, String> {
     site.divisions.iter().find(|d| d.id == id).ok_or_else(|| {
         format!(
-            "unknown division `{id}`; valid division ids: {}",
-            site.divisions
-                .iter()
-                .map(|d| d.id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            "unknown division `{id}`; valid division ids include: {}. See them all with list_divisions.",
+            some_of(site.divisions.iter().map(|d| d.id.as_str()))
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_at_most_twenty_ids_and_how_to_find_the_rest() {
+        let ids: Vec<String> = (0..30).map(|i| format!("id-{i}")).collect();
+        let text = some_of(ids.iter().map(String::as_str));
+        assert_eq!(text.matches("id-").count(), MAX_IDS_IN_ERRORS);
+        assert!(text.ends_with("and 10 more"), "{text}");
+        let few = some_of(["a", "b"].into_iter());
+        assert_eq!(few, "a, b");
+    }
 }

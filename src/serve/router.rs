@@ -17,7 +17,7 @@ use hyper::header::{
 use hyper::{Method, Request, Response, StatusCode, Version};
 
 use super::reply::{self, Body};
-use super::{origin, statics, App};
+use super::{api, origin, statics, App};
 use crate::auth::access::AccessTokenError;
 use crate::auth::bearer::{self, Presented};
 use crate::auth::endpoints::{self, Answer, Minting, PostRequest, MAX_BODY_BYTES};
@@ -30,6 +30,10 @@ use crate::paths;
 enum Endpoint {
     /// A precompiled artifact from the live set.
     Artifact,
+    /// `/api/company` with `?limit=` or `?cursor=`: computed from the live model.
+    CompanyPage,
+    /// `/api/search?q=`: computed from the live search index.
+    Search,
     Health,
     Register,
     Claim,
@@ -42,7 +46,9 @@ enum Endpoint {
 impl Endpoint {
     fn allow(self) -> HeaderValue {
         HeaderValue::from_static(match self {
-            Endpoint::Artifact | Endpoint::Health => "GET, HEAD, OPTIONS",
+            Endpoint::Artifact | Endpoint::Health | Endpoint::CompanyPage | Endpoint::Search => {
+                "GET, HEAD, OPTIONS"
+            }
             Endpoint::Authorize => "GET, HEAD, POST, OPTIONS",
             Endpoint::Register
             | Endpoint::Claim
@@ -54,7 +60,7 @@ impl Endpoint {
 
     fn allows(self, method: &Method) -> bool {
         match self {
-            Endpoint::Artifact | Endpoint::Health => {
+            Endpoint::Artifact | Endpoint::Health | Endpoint::CompanyPage | Endpoint::Search => {
                 method == Method::GET || method == Method::HEAD
             }
             Endpoint::Authorize => {
@@ -69,7 +75,7 @@ impl Endpoint {
 /// protected-resource metadata a 401 points at.
 fn bearer_metadata(path: &str) -> Option<&'static str> {
     match path {
-        paths::API_COMPANY | paths::API_HEALTH => Some(paths::PROTECTED_RESOURCE),
+        api if api.starts_with("/api/") => Some(paths::PROTECTED_RESOURCE),
         paths::MCP => Some(paths::PROTECTED_RESOURCE_MCP),
         _ => None,
     }
@@ -81,7 +87,7 @@ const MAX_MCP_BODY_BYTES: usize = 1024 * 1024;
 /// With `--dynamic-only`, the compiled documents come from a CDN; the core keeps only the
 /// paths whose answers depend on the request (tokens are checked on `/api/*`).
 fn serves_when_dynamic_only(path: &str) -> bool {
-    path == paths::API_COMPANY
+    path.starts_with("/api/")
 }
 
 /// True when `Accept` asks for `text/markdown` at least as much as for `text/html`.
@@ -164,7 +170,17 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
         // sees two versions: static answers are produced entirely inside this block.
         let live = app.live();
         let path = request.uri().path();
-        let mut artifact = live.artifacts.get(path);
+        let query = request.uri().query();
+        // Reads whose answer depends on the query are computed from the live model.
+        let computed = match path {
+            paths::API_COMPANY if api::wants_company_page(query) => Some(Endpoint::CompanyPage),
+            paths::API_SEARCH => Some(Endpoint::Search),
+            _ => None,
+        };
+        let mut artifact = match computed {
+            Some(_) => None,
+            None => live.artifacts.get(path),
+        };
         if app.dynamic_only && !serves_when_dynamic_only(path) {
             artifact = None;
         }
@@ -175,9 +191,10 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
         {
             artifact = live.artifacts.get(twin).or(artifact);
         }
-        let endpoint = match artifact {
-            Some(_) => Endpoint::Artifact,
-            None => match dynamic_endpoint(path) {
+        let endpoint = match (artifact, computed) {
+            (Some(_), _) => Endpoint::Artifact,
+            (None, Some(computed)) => computed,
+            (None, None) => match dynamic_endpoint(path) {
                 Some(endpoint) => endpoint,
                 None => {
                     return reply::error(
@@ -217,6 +234,12 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
         match (endpoint, artifact) {
             (Endpoint::Artifact, Some(artifact)) => {
                 return statics::respond(artifact, request.headers())
+            }
+            (Endpoint::CompanyPage, _) => {
+                return computed_answer(api::company_page(&live.mcp, query), request.headers())
+            }
+            (Endpoint::Search, _) => {
+                return computed_answer(api::search(&live.mcp, query), request.headers())
             }
             (Endpoint::Health, _) => {
                 let store = app.auth.store_health();
@@ -263,7 +286,7 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
         }
         Endpoint::Revoke => with_body(app, request, endpoint).await,
         Endpoint::Mcp => mcp_post(app, request).await,
-        Endpoint::Artifact | Endpoint::Health => {
+        Endpoint::Artifact | Endpoint::Health | Endpoint::CompanyPage | Endpoint::Search => {
             reply::error(StatusCode::NOT_FOUND, "not_found", "no such resource")
         }
     }
@@ -395,6 +418,17 @@ fn body_timeout(timeout: Duration) -> Response<Body> {
         .headers_mut()
         .insert(CONNECTION, HeaderValue::from_static("close"));
     response
+}
+
+/// A computed read, served like a precompiled one (ETag, 304, HEAD), or its refusal.
+fn computed_answer(
+    answer: Result<crate::compile::Artifact, api::Refusal>,
+    headers: &HeaderMap,
+) -> Response<Body> {
+    match answer {
+        Ok(artifact) => statics::respond(&artifact, headers),
+        Err(refusal) => reply::error(refusal.status, refusal.code, &refusal.description),
+    }
 }
 
 fn method_not_allowed(method: &Method, endpoint: Endpoint) -> Response<Body> {

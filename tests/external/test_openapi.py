@@ -30,6 +30,10 @@ def schema_for(spec, name):
     "path, schema",
     [
         ("/api/company", "CompanyDocument"),
+        ("/api/company?limit=2", "CompanyDocument"),
+        ("/api/pages/about", "PageDocument"),
+        ("/api/divisions/field-sensors", "DivisionDocument"),
+        ("/api/search?q=calibration", "SearchResults"),
         ("/api/health", "Health"),
         ("/.well-known/api-catalog", "Linkset"),
     ],
@@ -56,6 +60,13 @@ def test_every_documented_get_answers(server, spec):
             continue
         for template, example in examples.items():
             path = path.replace(template, example)
+        # Required query parameters get an example value too.
+        required = [
+            p["name"] for p in item["get"].get("parameters", [])
+            if p.get("in") == "query" and p.get("required")
+        ]
+        if required:
+            path += "?" + "&".join(f"{name}=calibration" for name in required)
         status, headers, _ = server.get(path, {"Accept": "application/json"})
         assert status in (200,) or "oauth2/authorize" in path, (path, status)
 

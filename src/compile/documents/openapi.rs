@@ -76,6 +76,62 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
     company_get["get"]["security"] = json!([{}, {"agentAuth": ["company:read"]}]);
     company_get["get"]["responses"]["400"] = json!({"$ref": "#/components/responses/BadRequest"});
     company_get["get"]["responses"]["401"] = json!({"$ref": "#/components/responses/InvalidToken"});
+    let limit = |default: usize, max: usize| json!({"name": "limit", "in": "query", "required": false, "description": "How many items at most.", "schema": {"type": "integer", "minimum": 1, "maximum": max, "default": default}});
+    let cursor = json!({"name": "cursor", "in": "query", "required": false, "description": "The `next_cursor` of the previous answer (also in its `Link: rel=\"next\"`).", "schema": {"type": "string"}});
+    if let Some(parameters) = company_get["get"]["parameters"].as_array_mut() {
+        parameters.push(limit(
+            crate::listing::DEFAULT_LIMIT,
+            crate::listing::MAX_LIMIT,
+        ));
+        parameters.push(cursor.clone());
+    }
+    company_get["get"]["description"] = json!(format!(
+        "Works without authentication. A valid bearer token gives the same bytes; a present but invalid, expired or revoked token gets 401. Pages are listed without their text, {} at a time by default; `next_cursor` and `Link: rel=\"next\"` continue.",
+        crate::listing::DEFAULT_LIMIT
+    ));
+    let api_document = |operation_id: &str, summary: &str, schema: &str, parameter: Value| {
+        let mut item = document_get(
+            operation_id,
+            summary,
+            json_response(summary, schema_ref(schema)),
+            "company",
+        );
+        item["get"]["security"] = json!([{}, {"agentAuth": ["company:read"]}]);
+        item["get"]["responses"]["401"] = json!({"$ref": "#/components/responses/InvalidToken"});
+        item["get"]["responses"]["404"] = json!({"$ref": "#/components/responses/NotFound"});
+        if let Some(parameters) = item["get"]["parameters"].as_array_mut() {
+            parameters.push(parameter.clone());
+        }
+        item["head"]["parameters"] = json!([parameter]);
+        item
+    };
+    let path_parameter = |name: &str, description: &str| json!({"name": name, "in": "path", "required": true, "description": description, "schema": {"type": "string"}});
+    let page_get = api_document(
+        "getPage",
+        "One page, with its Markdown and its URL",
+        "PageDocument",
+        path_parameter("slug", "A page slug"),
+    );
+    let division_get = api_document(
+        "getDivision",
+        "One division, with its pages listed",
+        "DivisionDocument",
+        path_parameter("division_id", "A division id"),
+    );
+    let mut search_get = document_get(
+        "searchCompany",
+        "Ranked search over divisions, pages and contacts",
+        json_response("Results, best first.", schema_ref("SearchResults")),
+        "company",
+    );
+    search_get["get"]["security"] = json!([{}, {"agentAuth": ["company:read"]}]);
+    search_get["get"]["responses"]["400"] = json!({"$ref": "#/components/responses/BadRequest"});
+    search_get["get"]["responses"]["401"] = json!({"$ref": "#/components/responses/InvalidToken"});
+    if let Some(parameters) = search_get["get"]["parameters"].as_array_mut() {
+        parameters.push(json!({"name": "q", "in": "query", "required": true, "description": "Words to look for.", "schema": {"type": "string", "minLength": 1, "maxLength": 200}}));
+        parameters.push(limit(10, 50));
+        parameters.push(cursor);
+    }
 
     let metadata = |operation_id: &str, summary: &str| {
         document_get(
@@ -253,6 +309,9 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
         ),
     );
     paths_object.insert(paths::API_COMPANY.into(), company_get);
+    paths_object.insert("/api/pages/{slug}".into(), page_get);
+    paths_object.insert("/api/divisions/{division_id}".into(), division_get);
+    paths_object.insert(paths::API_SEARCH.into(), search_get);
     paths_object.insert(
         paths::API_HEALTH.into(),
         document_get(
@@ -372,6 +431,10 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
                 "NotModified": {"description": "The representation matches the `If-None-Match` ETag."},
                 "BadRequest": {
                     "description": "Malformed request, e.g. an access token in the query string.",
+                    "content": {"application/json": {"schema": schema_ref("Error")}}
+                },
+                "NotFound": {
+                    "description": "No page or division has this id.",
                     "content": {"application/json": {"schema": schema_ref("Error")}}
                 },
                 "InvalidToken": {

@@ -1,0 +1,288 @@
+//! The read API's answers that depend on the query string: `/api/company?limit=&cursor=`
+//! (the next pages of page listings) and `/api/search?q=` (ranked results, shared with the
+//! MCP tool `search_company_info`).
+//!
+//! Plain functions from the query to a finished [`Artifact`] or an error, so every rule is
+//! tested without a socket; the router serves the artifact like a precompiled one (ETag,
+//! 304, HEAD, CORS).
+
+use hyper::header::LINK;
+use hyper::StatusCode;
+use serde::Serialize;
+
+use crate::compile::documents::company::next_link;
+use crate::compile::{Artifact, CachePolicy};
+use crate::listing::{self, paginate, DEFAULT_LIMIT, MAX_LIMIT};
+use crate::mcp::search::Hit;
+use crate::mcp::Catalog;
+use crate::paths;
+
+const JSON: &str = "application/json";
+/// Search results per answer unless the client asks for fewer or more.
+pub const DEFAULT_SEARCH_LIMIT: usize = 10;
+pub const MAX_SEARCH_LIMIT: usize = 50;
+/// Longest query accepted, as for the MCP tool.
+pub const MAX_QUERY_CHARS: usize = 200;
+
+/// A refused request: status, error code and what to do instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub description: String,
+}
+
+fn bad_request(description: impl Into<String>) -> Refusal {
+    Refusal {
+        status: StatusCode::BAD_REQUEST,
+        code: "invalid_request",
+        description: description.into(),
+    }
+}
+
+/// The query's parameters; a parameter given twice is refused (which one would count?).
+struct Query(Vec<(String, String)>);
+
+impl Query {
+    fn parse(query: Option<&str>) -> Result<Query, Refusal> {
+        let pairs: Vec<(String, String)> =
+            form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect();
+        for (i, (name, _)) in pairs.iter().enumerate() {
+            if pairs[..i].iter().any(|(earlier, _)| earlier == name) {
+                return Err(bad_request(format!(
+                    "the parameter `{name}` was given twice"
+                )));
+            }
+        }
+        Ok(Query(pairs))
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    fn limit(&self, default: usize, max: usize) -> Result<usize, Refusal> {
+        match self.get("limit") {
+            None => Ok(default),
+            Some(text) => match text.parse::<usize>() {
+                Ok(n) if (1..=max).contains(&n) => Ok(n),
+                _ => Err(bad_request(format!(
+                    "`limit` must be a whole number from 1 to {max}"
+                ))),
+            },
+        }
+    }
+
+    fn cursor(&self) -> Result<Option<&str>, Refusal> {
+        match self.get("cursor") {
+            Some("") => Err(bad_request(
+                "`cursor` is empty; leave it out to start at the beginning",
+            )),
+            other => Ok(other),
+        }
+    }
+}
+
+fn page_error(error: listing::PageError) -> Refusal {
+    bad_request(error.description())
+}
+
+/// Whether a request for `/api/company` asks for something other than the precompiled
+/// first page.
+pub fn wants_company_page(query: Option<&str>) -> bool {
+    query.is_some_and(|query| !query.is_empty())
+}
+
+/// `GET /api/company?limit=&cursor=`.
+pub fn company_page(catalog: &Catalog, query: Option<&str>) -> Result<Artifact, Refusal> {
+    let query = Query::parse(query)?;
+    let limit = query.limit(DEFAULT_LIMIT, MAX_LIMIT)?;
+    let document =
+        listing::company_document(catalog.site(), catalog.base(), limit, query.cursor()?)
+            .map_err(page_error)?;
+    let next = document.next_cursor.clone();
+    let artifact = Artifact::json(paths::API_COMPANY, JSON, CachePolicy::Content, &document)
+        .map_err(|e| internal(e.to_string()))?;
+    Ok(with_next(artifact, catalog, paths::API_COMPANY, next))
+}
+
+#[derive(Serialize)]
+struct SearchDocument<'a> {
+    query: &'a str,
+    results: Vec<Hit>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_cursor: Option<String>,
+}
+
+/// `GET /api/search?q=&limit=&cursor=`.
+pub fn search(catalog: &Catalog, query: Option<&str>) -> Result<Artifact, Refusal> {
+    let query = Query::parse(query)?;
+    let words = query.get("q").map(str::trim).unwrap_or_default();
+    if words.is_empty() {
+        return Err(bad_request(
+            "give the words to look for as `q`, e.g. /api/search?q=calibration",
+        ));
+    }
+    if words.chars().count() > MAX_QUERY_CHARS {
+        return Err(bad_request(format!(
+            "`q` is longer than {MAX_QUERY_CHARS} characters"
+        )));
+    }
+    let limit = query.limit(DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)?;
+    let index = catalog.search_index();
+    let ranked = index.rank(catalog.site(), words);
+    let (chosen, next_cursor) =
+        paginate(&ranked, |r| index.key(r), limit, query.cursor()?).map_err(page_error)?;
+    let document = SearchDocument {
+        query: words,
+        results: index.hits(catalog.site(), words, chosen),
+        next_cursor: next_cursor.clone(),
+    };
+    let artifact = Artifact::json(paths::API_SEARCH, JSON, CachePolicy::Content, &document)
+        .map_err(|e| internal(e.to_string()))?;
+    // The next link repeats the query, so following it needs nothing else.
+    let next = next_cursor.map(|cursor| {
+        let q: String = form_urlencoded::byte_serialize(words.as_bytes()).collect();
+        format!("{cursor}&q={q}&limit={limit}")
+    });
+    Ok(with_next(artifact, catalog, paths::API_SEARCH, next))
+}
+
+fn with_next(artifact: Artifact, catalog: &Catalog, path: &str, next: Option<String>) -> Artifact {
+    match next.and_then(|cursor| next_link(catalog.base(), path, &cursor)) {
+        Some(link) => artifact.with_header(LINK, link),
+        None => artifact,
+    }
+}
+
+fn internal(reason: String) -> Refusal {
+    tracing::error!(%reason, "cannot serialize an API answer");
+    Refusal {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        code: "server_error",
+        description: "the answer could not be produced".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::config::BaseUrl;
+
+    fn catalog() -> Catalog {
+        let site =
+            crate::content::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content"))
+                .unwrap();
+        Catalog::build(
+            Arc::new(site),
+            &BaseUrl::parse("https://x.example").unwrap(),
+        )
+    }
+
+    fn json(artifact: &Artifact) -> serde_json::Value {
+        serde_json::from_slice(&artifact.identity.body).unwrap()
+    }
+
+    #[test]
+    fn company_pages_visit_every_page_once() {
+        let catalog = catalog();
+        let total = catalog.site().pages.len();
+        let mut seen = Vec::new();
+        let mut query = "limit=3".to_string();
+        loop {
+            let page = company_page(&catalog, Some(&query)).unwrap();
+            let body = json(&page);
+            assert!(body["pages"].as_array().unwrap().len() <= 3);
+            for listing in body["pages"].as_array().unwrap() {
+                assert!(listing.get("body_markdown").is_none());
+                assert!(listing["url"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("https://x.example/"));
+                seen.push(listing["slug"].as_str().unwrap().to_string());
+            }
+            match body["next_cursor"].as_str() {
+                Some(cursor) => {
+                    let link = page
+                        .headers
+                        .iter()
+                        .find(|(n, _)| n == LINK)
+                        .unwrap()
+                        .1
+                        .to_str()
+                        .unwrap();
+                    assert!(link.ends_with("rel=\"next\""), "{link}");
+                    assert!(link.contains(cursor));
+                    query = format!("limit=3&cursor={cursor}");
+                }
+                None => break,
+            }
+        }
+        assert_eq!(seen.len(), total);
+        let unique: std::collections::HashSet<_> = seen.iter().collect();
+        assert_eq!(unique.len(), total);
+    }
+
+    #[test]
+    fn bad_queries_say_what_would_work() {
+        let catalog = catalog();
+        for (query, expected) in [
+            ("limit=0", "`limit` must be"),
+            ("limit=abc", "`limit` must be"),
+            ("limit=100000", "`limit` must be"),
+            ("cursor=!!!", "cursor is not valid"),
+            ("cursor=", "`cursor` is empty"),
+            ("limit=1&limit=2", "given twice"),
+        ] {
+            let refusal = company_page(&catalog, Some(query)).unwrap_err();
+            assert_eq!(refusal.status, StatusCode::BAD_REQUEST, "{query}");
+            assert!(
+                refusal.description.contains(expected),
+                "{query}: {}",
+                refusal.description
+            );
+        }
+        let stale = listing::cursor_after("no-such-page");
+        let refusal = company_page(&catalog, Some(&format!("cursor={stale}"))).unwrap_err();
+        assert!(refusal.description.contains("start again"));
+    }
+
+    #[test]
+    fn search_ranks_and_paginates() {
+        let catalog = catalog();
+        let careers = json(&search(&catalog, Some("q=Careers&limit=1")).unwrap());
+        assert_eq!(careers["results"][0]["id"], "careers");
+        assert_eq!(careers["results"][0]["url"], "https://x.example/careers");
+        let first = json(&search(&catalog, Some("q=calibration&limit=1")).unwrap());
+        let cursor = first["next_cursor"].as_str().unwrap();
+        let second = json(
+            &search(
+                &catalog,
+                Some(&format!("q=calibration&limit=1&cursor={cursor}")),
+            )
+            .unwrap(),
+        );
+        assert_ne!(second["results"][0], first["results"][0]);
+        for bad in [None, Some(""), Some("q="), Some("q=%20%20")] {
+            assert_eq!(
+                search(&catalog, bad).unwrap_err().status,
+                StatusCode::BAD_REQUEST
+            );
+        }
+        let long = format!("q={}", "a".repeat(201));
+        assert!(search(&catalog, Some(&long))
+            .unwrap_err()
+            .description
+            .contains("longer"));
+        let none = json(&search(&catalog, Some("q=xyzzyquux")).unwrap());
+        assert_eq!(none["results"], serde_json::json!([]));
+        assert!(none.get("next_cursor").is_none());
+    }
+}
