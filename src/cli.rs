@@ -15,7 +15,7 @@ use crate::auth::shared_keys::{share_keys, SharedKeys};
 use crate::auth::store::{EmbeddedStore, RevocationStore};
 use crate::clock::{rfc3339, unix_seconds, SystemClock};
 use crate::compile::output;
-use crate::config::{AuthPolicy, BaseUrl, SiteConfig};
+use crate::config::{AuthPolicy, BaseUrl, Compression, SiteConfig};
 use crate::live::{self, LoadError, Source};
 use crate::serve::client::TrustedProxies;
 use crate::serve::connection::{self, ConnectionLimits};
@@ -191,8 +191,9 @@ pub fn init_logging() {
     log_panics();
 }
 
-fn config_for(base_url: BaseUrl, templates: &Path) -> SiteConfig {
+fn config_for(base_url: BaseUrl, templates: &Path, compression: Compression) -> SiteConfig {
     SiteConfig {
+        compression,
         base_url,
         auth: AuthPolicy::default(),
         // A missing directory just means the built-in templates.
@@ -201,12 +202,16 @@ fn config_for(base_url: BaseUrl, templates: &Path) -> SiteConfig {
 }
 
 /// The site configuration, or the exit code to stop with (2: bad base URL).
-fn configure(base_url: &str, templates: &Path) -> Result<SiteConfig, ExitCode> {
+fn configure(
+    base_url: &str,
+    templates: &Path,
+    compression: Compression,
+) -> Result<SiteConfig, ExitCode> {
     let base_url = BaseUrl::parse(base_url).map_err(|error| {
         eprintln!("error: {error}");
         ExitCode::from(2)
     })?;
-    Ok(config_for(base_url, templates))
+    Ok(config_for(base_url, templates, compression))
 }
 
 fn load_keys(state: &Path) -> Result<Keyring, ExitCode> {
@@ -222,7 +227,7 @@ fn shared_store(store: Option<&str>) -> Option<&str> {
 }
 
 pub fn build(args: &BuildArgs) -> ExitCode {
-    let config = match configure(&args.base_url, &args.templates) {
+    let config = match configure(&args.base_url, &args.templates, Compression::WhileCompiling) {
         Ok(config) => config,
         Err(code) => return code,
     };
@@ -314,7 +319,7 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         },
         (None, Source::Content(_)) => format!("http://{local}"),
     };
-    let config = match configure(&base_text, &args.templates) {
+    let config = match configure(&base_text, &args.templates, Compression::Deferred) {
         Ok(config) => config,
         Err(code) => return code,
     };
@@ -431,6 +436,8 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
     app.connections = connections;
     app.proxies = proxies;
     let app = Arc::new(app);
+    // The first version serves identity bytes at once; gzip and brotli follow.
+    reload::compress_in_background(Arc::clone(&app));
     tokio::spawn(purge_revocations(Arc::clone(&app)));
     key_watch::spawn(Arc::clone(&app), args.state.clone(), shared_keys);
     if !args.no_watch {

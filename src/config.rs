@@ -152,6 +152,20 @@ pub struct SiteConfig {
     pub auth: AuthPolicy,
     /// A directory whose files override the built-in templates (`None`: built-ins only).
     pub templates: Option<std::path::PathBuf>,
+    /// When the gzip and brotli variants are made.
+    pub compression: Compression,
+}
+
+/// When compressed variants are made. Compressing is most of the work of a compile (a
+/// site of 10,000 pages has 30,000 documents), so a server does it after the new version
+/// is already serving identity bytes, and a build does it before writing the files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// While compiling: the result has every variant (`dossier build`).
+    WhileCompiling,
+    /// Later, by [`crate::compile::add_encodings`]: the compile only reuses the previous
+    /// version's variants for bytes that did not change (`dossier serve`).
+    Deferred,
 }
 
 #[cfg(test)]

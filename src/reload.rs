@@ -16,6 +16,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -24,6 +25,7 @@ use std::time::{Duration, Instant};
 use notify::{Event, EventKind, RecursiveMode, Watcher};
 
 use crate::compile::ArtifactSet;
+use crate::config::Compression;
 use crate::content::ContentError;
 use crate::live::{self, ContentStatus, LoadError, Version};
 use crate::serve::App;
@@ -169,15 +171,57 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 static RELOADING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Compiles the source once, with the keys published now, and swaps the result in, or
-/// reports why not.
-pub fn reload(app: &App) {
-    let _one_at_a_time = RELOADING
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let jwks = app.auth.published_jwks(app.clock.now());
-    reload_with(app, |previous| {
-        live::prepare(&app.source, &app.config, &jwks, Some(previous))
-    });
+/// reports why not; then compresses the new version's variants in the background.
+pub fn reload(app: &Arc<App>) {
+    {
+        let _one_at_a_time = RELOADING
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let jwks = app.auth.published_jwks(app.clock.now());
+        reload_with(app, |previous| {
+            live::prepare(&app.source, &app.config, &jwks, Some(previous))
+        });
+    }
+    compress_in_background(Arc::clone(app));
+}
+
+/// Which background compression is the latest asked for: an older one stops early.
+static COMPRESSION_JOB: AtomicU64 = AtomicU64::new(0);
+
+/// Makes the live version's missing gzip and brotli variants on a background thread and
+/// swaps them in, unless a newer version went live meanwhile. Until then responses are
+/// sent without compression: a response never waits for it, and never gets a variant of
+/// other bytes (each variant has its own ETag, made with it).
+pub fn compress_in_background(app: Arc<App>) {
+    if app.config.compression != Compression::Deferred {
+        return;
+    }
+    let job = COMPRESSION_JOB.fetch_add(1, Ordering::SeqCst) + 1;
+    let spawned = std::thread::Builder::new()
+        .name("dossier-compress".into())
+        .spawn(move || {
+            let started = Instant::now();
+            let artifacts = Arc::clone(&app.live().artifacts);
+            if COMPRESSION_JOB.load(Ordering::SeqCst) != job {
+                return;
+            }
+            let Some(compressed) = crate::compile::add_encodings(&artifacts) else {
+                return;
+            };
+            let _one_at_a_time = RELOADING
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if app.install_encodings(artifacts.revision(), compressed) {
+                tracing::info!(
+                    revision = artifacts.revision(),
+                    compress_ms = started.elapsed().as_millis() as u64,
+                    "compressed variants ready"
+                );
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::warn!(%error, "cannot start compressing; responses stay uncompressed");
+    }
 }
 
 /// Swaps in what `compile` makes of the source, or reports why not. A panic inside

@@ -73,6 +73,19 @@ async fn serving_a_build_gives_the_same_bytes_and_headers_as_serving_content() {
         second_state.to_str().unwrap(),
     ]);
     let client = HttpClient::default();
+    // `serve` answers with identity bytes at once and compresses in the background.
+    common::eventually(60, "compressed variants are ready", || async {
+        let reply = client
+            .send(
+                Method::GET,
+                &from_content.url("/"),
+                &[("accept-encoding", "gzip")],
+                "",
+            )
+            .await;
+        (reply.headers.get("content-encoding").map(|v| v.as_bytes()) == Some(b"gzip")).then_some(())
+    })
+    .await;
     let artifacts = manifest["artifacts"].as_object().unwrap();
     assert!(artifacts.len() >= 9);
     for (path, entry) in artifacts {

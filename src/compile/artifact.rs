@@ -224,6 +224,11 @@ impl Artifact {
         self
     }
 
+    /// Whether compressing would probably give smaller variants than it has (none yet).
+    pub fn lacks_encodings(&self) -> bool {
+        self.encoded.is_empty() && self.identity.body.len() >= MIN_COMPRESS_BYTES
+    }
+
     pub fn representation(&self, encoding: Option<Encoding>) -> &Representation {
         encoding
             .and_then(|e| self.encoded.get(&e))
@@ -270,6 +275,14 @@ impl ArtifactSet {
             .into_iter()
             .map(|a| (a.path.clone(), Arc::new(a)))
             .collect();
+        let revision = revision_of(by_path.values().map(|a| a.as_ref()));
+        ArtifactSet { by_path, revision }
+    }
+
+    /// A set of artifacts already shared (for swapping in compressed variants).
+    pub fn from_shared(artifacts: Vec<Arc<Artifact>>) -> Self {
+        let by_path: std::collections::HashMap<String, Arc<Artifact>> =
+            artifacts.into_iter().map(|a| (a.path.clone(), a)).collect();
         let revision = revision_of(by_path.values().map(|a| a.as_ref()));
         ArtifactSet { by_path, revision }
     }

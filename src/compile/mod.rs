@@ -12,11 +12,12 @@ pub mod output;
 pub mod templates;
 
 use std::fmt;
+use std::sync::Arc;
 
 pub use artifact::{Artifact, ArtifactSet, CachePolicy, Encoding, Representation};
 
 use crate::auth::keys::PublicJwk;
-use crate::config::SiteConfig;
+use crate::config::{Compression, SiteConfig};
 use crate::content::Site;
 use crate::paths;
 
@@ -84,12 +85,48 @@ pub fn compile(input: &CompileInput<'_>) -> Result<ArtifactSet, CompileError> {
         ms = started.elapsed().as_millis() as u64,
         "documents rendered"
     );
-    let finished = with_encodings(artifacts, input.previous);
+    let finished = match input.config.compression {
+        Compression::WhileCompiling => with_encodings(artifacts, input.previous),
+        Compression::Deferred => reuse_encodings(artifacts, input.previous),
+    };
     tracing::debug!(
         ms = started.elapsed().as_millis() as u64,
         "artifacts compressed"
     );
     Ok(ArtifactSet::new(finished))
+}
+
+/// Keeps `previous`'s variants where the bytes did not change; the rest wait for
+/// [`add_encodings`].
+fn reuse_encodings(artifacts: Vec<Artifact>, previous: Option<&ArtifactSet>) -> Vec<Artifact> {
+    artifacts
+        .into_iter()
+        .map(|mut artifact| {
+            if let Some(before) = previous.and_then(|set| set.get(&artifact.path)) {
+                if before.identity.body == artifact.identity.body {
+                    artifact.encoded = before.encoded.clone();
+                }
+            }
+            artifact
+        })
+        .collect()
+}
+
+/// `set` with the compressed variants it still lacks, made on every core; `None` when it
+/// has them all. Identity bytes and ETags are untouched, so the set's revision is too.
+pub fn add_encodings(set: &ArtifactSet) -> Option<ArtifactSet> {
+    let all: Vec<Arc<Artifact>> = set.sorted().into_iter().cloned().collect();
+    if !all.iter().any(|artifact| artifact.lacks_encodings()) {
+        return None;
+    }
+    let finished = crate::parallel::map(all, |artifact| {
+        if artifact.lacks_encodings() {
+            Arc::new(artifact.as_ref().clone().with_encodings(None))
+        } else {
+            artifact
+        }
+    });
+    Some(ArtifactSet::from_shared(finished))
 }
 
 /// Adds compressed variants to every artifact, reusing `previous`'s where the bytes did not

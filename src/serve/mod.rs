@@ -23,6 +23,7 @@ use tokio::net::TcpListener;
 
 use crate::auth::endpoints::AuthService;
 use crate::clock::Clock;
+use crate::compile::ArtifactSet;
 use crate::config::SiteConfig;
 use crate::content::ContentError;
 use crate::live::{ContentStatus, Live, Source, Version};
@@ -81,6 +82,27 @@ impl App {
     pub fn install(&self, version: Version) {
         let live = Live::new(&version, ContentStatus::Ok, &self.source, self.started_at);
         self.live.store(Arc::new(live));
+    }
+
+    /// Replaces the live artifacts with the same ones plus compressed variants, if the live
+    /// version is still `revision`; false when a newer version was installed meanwhile.
+    pub fn install_encodings(&self, revision: &str, artifacts: ArtifactSet) -> bool {
+        let current = self.live.load();
+        if current.artifacts.revision() != revision || artifacts.revision() != revision {
+            return false;
+        }
+        let version = Version {
+            artifacts: Arc::new(artifacts),
+            mcp: Arc::clone(&current.mcp),
+        };
+        let live = Live::new(
+            &version,
+            current.status.clone(),
+            &self.source,
+            self.started_at,
+        );
+        self.live.store(Arc::new(live));
+        true
     }
 
     /// Keeps serving the current version and reports why the latest edit was not taken.

@@ -315,6 +315,7 @@ impl TestServer {
             base_url,
             auth: AuthPolicy::default(),
             templates: None,
+            compression: dossier::config::Compression::WhileCompiling,
         };
         let version = live::prepare(
             &source,
