@@ -12,7 +12,8 @@ fn catalog() -> &'static Catalog {
     CATALOG.get_or_init(|| {
         let content = concat!(env!("CARGO_MANIFEST_DIR"), "/../content");
         let site = dossier::content::load(std::path::Path::new(content)).expect("sample content");
-        Catalog::build(Arc::new(site), "https://info.example.com")
+        let base = dossier::config::BaseUrl::parse("https://info.example.com").expect("base URL");
+        Catalog::build(Arc::new(site), &base)
     })
 }
 
