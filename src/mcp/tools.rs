@@ -58,20 +58,9 @@ fn division_summary_schema() -> Value {
     })
 }
 
+/// A page in a list: the same `PageListing` the read API publishes (in `$defs`).
 fn page_summary_schema() -> Value {
-    json!({
-        "type": "object",
-        "required": ["slug", "title", "summary", "url", "api_url"],
-        "properties": {
-            "slug": {"type": "string"},
-            "title": {"type": "string"},
-            "summary": {"type": "string"},
-            "division": {"type": "string"},
-            "updated": {"type": "string"},
-            "url": {"type": "string", "format": "uri", "description": "The page for people: cite this."},
-            "api_url": {"type": "string", "format": "uri"}
-        }
-    })
+    json!({"$ref": "#/$defs/PageListing"})
 }
 
 /// `limit` and `cursor` for a tool that lists, as input schema properties.
@@ -165,12 +154,12 @@ pub fn definitions(company: &str) -> Vec<Value> {
             "List pages",
             format!("Lists the published pages of {company} (about, history, careers, press, ...) with slug, title, summary and URL, optionally only those of one division, {DEFAULT_LIMIT} at a time (pass nextCursor back as cursor for more). Read one with get_page."),
             object_schema(merged(json!({"division_id": division_id.clone()}), paging_inputs(DEFAULT_LIMIT, MAX_LIMIT)), &[]),
-            json!({
+            with_defs(json!({
                 "type": "object",
                 "required": ["pages"],
                 "additionalProperties": false,
                 "properties": {"pages": {"type": "array", "items": page_summary_schema()}, "nextCursor": next_cursor_schema()}
-            }),
+            })),
         ),
         tool(
             "get_page",
