@@ -55,18 +55,6 @@ async fn exchange(client: &HttpClient, server: &ServerProcess, assertion: &str) 
         .to_string()
 }
 
-async fn api_with(client: &HttpClient, server: &ServerProcess, token: &str) -> StatusCode {
-    client
-        .send(
-            Method::GET,
-            &server.url("/api/company"),
-            &[("authorization", &format!("Bearer {token}"))],
-            Bytes::new(),
-        )
-        .await
-        .status
-}
-
 /// The `kid`s the JWKS publishes, in order.
 async fn published(client: &HttpClient, server: &ServerProcess) -> Vec<String> {
     let jwks = client
@@ -157,10 +145,19 @@ async fn a_rotation_in_the_state_directory_is_picked_up_without_a_restart() {
     assert_ne!(token_kid(&new_token), token_kid(&old_token));
 
     // Everything signed before the rotation keeps working.
-    assert_eq!(api_with(&client, &server, &old_token).await, StatusCode::OK);
-    assert_eq!(api_with(&client, &server, &new_token).await, StatusCode::OK);
+    assert_eq!(
+        common::api_with(&client, &server, &old_token).await,
+        StatusCode::OK
+    );
+    assert_eq!(
+        common::api_with(&client, &server, &new_token).await,
+        StatusCode::OK
+    );
     let from_old = exchange(&client, &server, &old_assertion).await;
-    assert_eq!(api_with(&client, &server, &from_old).await, StatusCode::OK);
+    assert_eq!(
+        common::api_with(&client, &server, &from_old).await,
+        StatusCode::OK
+    );
     drop(server);
 
     // A build made before the rotation still serves, with the current JWKS.
@@ -212,10 +209,19 @@ async fn a_rotation_in_redis_reaches_every_instance() {
     assert_eq!(assertion_kid(&new_assertion), new_kid);
     let new_token = exchange(&client, &b, &new_assertion).await;
     assert_ne!(token_kid(&new_token), token_kid(&old_token));
-    assert_eq!(api_with(&client, &a, &new_token).await, StatusCode::OK);
-    assert_eq!(api_with(&client, &b, &old_token).await, StatusCode::OK);
+    assert_eq!(
+        common::api_with(&client, &a, &new_token).await,
+        StatusCode::OK
+    );
+    assert_eq!(
+        common::api_with(&client, &b, &old_token).await,
+        StatusCode::OK
+    );
     let from_old = exchange(&client, &b, &old_assertion).await;
-    assert_eq!(api_with(&client, &a, &from_old).await, StatusCode::OK);
+    assert_eq!(
+        common::api_with(&client, &a, &from_old).await,
+        StatusCode::OK
+    );
 
     // Each instance's state directory holds the rotated keyring, as its backup.
     let listed = keys(&["keys", "list", "--state", state_b.path().to_str().unwrap()]);

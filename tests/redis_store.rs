@@ -43,18 +43,6 @@ async fn access_token(client: &HttpClient, server: &ServerProcess) -> String {
     reply.json()["access_token"].as_str().unwrap().to_string()
 }
 
-async fn api_with(client: &HttpClient, server: &ServerProcess, token: &str) -> StatusCode {
-    client
-        .send(
-            Method::GET,
-            &server.url("/api/company"),
-            &[("authorization", &format!("Bearer {token}"))],
-            Bytes::new(),
-        )
-        .await
-        .status
-}
-
 async fn revoke(client: &HttpClient, server: &ServerProcess, token: &str) -> Reply {
     client
         .send(
@@ -114,14 +102,17 @@ async fn two_instances_share_one_redis() {
 
     // A token minted on A works on B.
     let token_a = access_token(&client, &a).await;
-    assert_eq!(api_with(&client, &b, &token_a).await, StatusCode::OK);
+    assert_eq!(
+        common::api_with(&client, &b, &token_a).await,
+        StatusCode::OK
+    );
 
     // A revocation acknowledged by A is refused by B, within the staleness bound.
     let revoked = revoke(&client, &a, &token_a).await;
     assert_eq!(revoked.status, StatusCode::OK, "{}", revoked.text());
     let acknowledged = Instant::now();
     common::eventually(5, "B refuses the revoked token", || async {
-        (api_with(&client, &b, &token_a).await == StatusCode::UNAUTHORIZED).then_some(())
+        (common::api_with(&client, &b, &token_a).await == StatusCode::UNAUTHORIZED).then_some(())
     })
     .await;
     println!(
@@ -147,7 +138,8 @@ async fn two_instances_share_one_redis() {
         StatusCode::OK
     );
     let refused = common::eventually(5, "tokens are refused while Redis is away", || async {
-        (api_with(&client, &a, &still_valid).await == StatusCode::SERVICE_UNAVAILABLE).then_some(())
+        (common::api_with(&client, &a, &still_valid).await == StatusCode::SERVICE_UNAVAILABLE)
+            .then_some(())
     })
     .await;
     let () = refused;
@@ -170,11 +162,11 @@ async fn two_instances_share_one_redis() {
     redis = RedisServer::start_in(data.path(), redis.port);
     for server in [&a, &b] {
         common::eventually(10, "tokens work again", || async {
-            (api_with(&client, server, &still_valid).await == StatusCode::OK).then_some(())
+            (common::api_with(&client, server, &still_valid).await == StatusCode::OK).then_some(())
         })
         .await;
         assert_eq!(
-            api_with(&client, server, &token_a).await,
+            common::api_with(&client, server, &token_a).await,
             StatusCode::UNAUTHORIZED
         );
     }
@@ -186,7 +178,10 @@ async fn two_instances_share_one_redis() {
     drop(b);
     let a = instance(state.path(), &redis.url());
     for token in [&token_a, &still_valid] {
-        assert_eq!(api_with(&client, &a, token).await, StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            common::api_with(&client, &a, token).await,
+            StatusCode::UNAUTHORIZED
+        );
     }
     drop(redis);
 }

@@ -513,3 +513,16 @@ pub fn run_build(
     }
     run_dossier(&args)
 }
+
+/// The status of `GET /api/company` on `server` with `token` as a bearer.
+pub async fn api_with(client: &HttpClient, server: &ServerProcess, token: &str) -> StatusCode {
+    client
+        .send(
+            Method::GET,
+            &server.url("/api/company"),
+            &[("authorization", &format!("Bearer {token}"))],
+            Bytes::new(),
+        )
+        .await
+        .status
+}
