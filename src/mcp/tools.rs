@@ -282,13 +282,6 @@ pub struct Paging<'a> {
     pub cursor: Option<&'a str>,
 }
 
-impl Paging<'_> {
-    pub const FIRST: Paging<'static> = Paging {
-        limit: DEFAULT_LIMIT,
-        cursor: None,
-    };
-}
-
 fn page<'a, T, K: AsRef<str>>(
     items: &'a [T],
     key: impl Fn(&'a T) -> K,
