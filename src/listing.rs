@@ -9,10 +9,12 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::config::BaseUrl;
 use crate::content::{Company, Division, Page, Site};
+use crate::mcp::search::Hit;
 
 /// Page listings per answer when the client does not say: fits a model's context easily.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -20,18 +22,22 @@ pub const DEFAULT_LIMIT: usize = 100;
 pub const MAX_LIMIT: usize = 1000;
 
 /// One page in a list: what it is about and where to read it, without its text.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct PageListing<'a> {
     pub slug: &'a str,
     pub title: &'a str,
     pub summary: &'a str,
+    /// The id of the division the page belongs to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub division: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date"))]
     pub updated: Option<&'a str>,
     /// The page for people (HTML; `.md` for Markdown): the address to cite.
+    #[schemars(url)]
     pub url: String,
     /// The page as JSON, with its Markdown.
+    #[schemars(url)]
     pub api_url: String,
 }
 
@@ -127,7 +133,7 @@ pub fn paginate<'a, T, K: AsRef<str>>(
 }
 
 /// `GET /api/company`: the company, every division, and one page of page listings.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct CompanyDocument<'a> {
     pub company: &'a Company,
     pub divisions: &'a [Division],
@@ -151,6 +157,17 @@ pub fn company_document<'a>(
         pages: pages.iter().map(|page| page_listing(base, page)).collect(),
         next_cursor,
     })
+}
+
+/// `GET /api/search`: ranked results, best first.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "SearchResults")]
+pub struct SearchDocument<'a> {
+    pub query: &'a str,
+    pub results: Vec<Hit>,
+    /// Present when more results follow: pass it as `?cursor=` to continue.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 #[cfg(test)]

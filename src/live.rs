@@ -248,18 +248,24 @@ pub struct Live {
     started_at: SystemTime,
 }
 
-#[derive(Serialize)]
-struct Health<'a> {
+/// `GET /api/health`.
+#[derive(Serialize, schemars::JsonSchema)]
+pub(crate) struct Health<'a> {
+    /// `degraded` while the revocation store cannot write; everything else keeps working.
+    #[schemars(extend("enum" = ["ok", "degraded"]))]
     status: &'static str,
     version: &'static str,
+    #[schemars(extend("format" = "date-time"))]
     started_at: String,
     content: ContentHealth<'a>,
     store: StoreReport<'a>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct StoreReport<'a> {
+    #[schemars(extend("enum" = ["ok", "degraded"]))]
     status: &'static str,
+    /// Why writes fail (present while degraded).
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<&'a str>,
     /// Seconds until the store tries to reopen.
@@ -267,16 +273,20 @@ struct StoreReport<'a> {
     retry_in: Option<u64>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct ContentHealth<'a> {
+    /// Hash of the artifact set being served.
     revision: &'a str,
+    #[schemars(extend("enum" = ["ok", "error"]))]
     status: &'static str,
+    #[schemars(extend("enum" = ["content", "build"]))]
     source: &'static str,
+    /// Present while the latest edit does not compile; the last good revision is still served.
     #[serde(skip_serializing_if = "Option::is_none")]
     errors: Option<&'a [ContentError]>,
 }
 
-fn health_document<'a>(
+pub(crate) fn health_document<'a>(
     revision: &'a str,
     status: &'a ContentStatus,
     source: &'static str,

@@ -14,7 +14,10 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use hyper::header::{HeaderName, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use hyper::StatusCode;
+use schemars::JsonSchema;
 use serde::Serialize;
+
+use crate::error_body::ErrorBody;
 
 use super::access::{self, AccessTokenError, VerifiedTokens};
 use super::assertion::{self, AssertionClaims, AssertionError, AssertionSigner, Expectations};
@@ -38,12 +41,6 @@ pub struct Answer {
     pub content_type: &'static str,
     pub body: Vec<u8>,
     pub headers: Vec<(HeaderName, HeaderValue)>,
-}
-
-#[derive(Serialize)]
-struct ErrorBody<'a> {
-    error: &'a str,
-    error_description: &'a str,
 }
 
 impl Answer {
@@ -227,32 +224,115 @@ impl Default for RateLimits {
     }
 }
 
-#[derive(Serialize)]
-struct Registration<'a> {
+/// `POST /agent/identity` body (checked field by field in [`AuthService::register`], whose
+/// error messages are more specific than a decoder's).
+#[derive(JsonSchema)]
+pub(crate) struct RegistrationRequest {
+    #[serde(rename = "type")]
+    #[schemars(extend("enum" = ["anonymous"]))]
+    #[expect(dead_code, reason = "describes the body for the published schema")]
+    kind: &'static str,
+}
+
+/// `POST /agent/identity` answer: the assertion flat (auth.md) and nested (newer clients).
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct Registration<'a> {
     registration_id: &'a str,
+    #[schemars(extend("enum" = ["anonymous"]))]
     registration_type: &'static str,
+    /// The registration id again, for newer auth.md clients.
     id: &'a str,
     #[serde(rename = "type")]
+    #[schemars(extend("enum" = ["anonymous"]))]
     kind: &'static str,
+    /// ES256 JWT (typ oauth-id-jag+jwt), verifiable with the JWKS.
     identity_assertion: &'a str,
+    #[schemars(range(min = 1))]
     expires_in: u64,
+    #[schemars(extend("format" = "date-time"))]
     expires_at: &'a str,
+    #[schemars(extend("format" = "date-time"))]
     assertion_expires: &'a str,
     identity: IdentityBlock<'a>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct IdentityBlock<'a> {
     assertion: &'a str,
+    #[schemars(extend("format" = "date-time"))]
     expires_at: &'a str,
 }
 
-#[derive(Serialize)]
-struct TokenResponse<'a> {
+/// `POST /oauth2/token` form parameters, as read from the form.
+#[derive(JsonSchema)]
+pub(crate) struct TokenRequest<'a> {
+    #[schemars(required, extend("enum" = [JWT_BEARER_GRANT, CLIENT_CREDENTIALS_GRANT]))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grant_type: Option<&'a str>,
+    /// The identity_assertion; required for the jwt-bearer grant.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    assertion: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scope: Option<&'a str>,
+    /// This service's base URL or its MCP endpoint (RFC 8707); may be empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resource: Option<&'a str>,
+    /// An untrusted label; never a credential.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[expect(
+        dead_code,
+        reason = "accepted and ignored; listed for the published schema"
+    )]
+    client_id: Option<&'a str>,
+}
+
+/// `POST /oauth2/token` answer: an opaque PASETO v4.local access token, no refresh token.
+#[derive(Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub(crate) struct TokenResponse<'a> {
     access_token: &'a str,
+    #[schemars(extend("enum" = ["Bearer"]))]
     token_type: &'static str,
+    #[schemars(range(min = 1))]
     expires_in: u64,
     scope: &'a str,
+}
+
+impl<'a> TokenRequest<'a> {
+    fn from_form(form: &'a Form) -> TokenRequest<'a> {
+        TokenRequest {
+            grant_type: form.get("grant_type"),
+            assertion: form.get("assertion"),
+            scope: form.get("scope"),
+            resource: form.get("resource"),
+            client_id: form.get("client_id"),
+        }
+    }
+}
+
+/// `POST /oauth2/revoke` form parameters (RFC 7009), as read from the form.
+#[derive(JsonSchema)]
+pub(crate) struct RevocationRequest<'a> {
+    /// An access token or an identity assertion.
+    #[schemars(required, length(min = 1))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    token: Option<&'a str>,
+    /// Accepted and not needed: the token's form says what it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[expect(
+        dead_code,
+        reason = "accepted and ignored; listed for the published schema"
+    )]
+    token_type_hint: Option<&'a str>,
+}
+
+impl<'a> RevocationRequest<'a> {
+    fn from_form(form: &'a Form) -> RevocationRequest<'a> {
+        RevocationRequest {
+            token: form.get("token"),
+            token_type_hint: form.get("token_type_hint"),
+        }
+    }
 }
 
 impl AuthService {
@@ -449,11 +529,12 @@ impl AuthService {
         if let Some(refusal) = refuse_client_authentication(&form, request.authorization) {
             return refusal;
         }
-        let scope = match self.granted_scope(form.get("scope")) {
+        let request = TokenRequest::from_form(&form);
+        let scope = match self.granted_scope(request.scope) {
             Ok(scope) => scope,
             Err(answer) => return answer,
         };
-        if let Some(resource) = form.get("resource") {
+        if let Some(resource) = request.resource {
             if !self.is_our_resource(resource) {
                 return Answer::bad_request(
                     "invalid_target",
@@ -466,7 +547,7 @@ impl AuthService {
             }
         }
         let lifetime = self.policy.access_token_lifetime;
-        let (subject, assertion_jti, lifetime) = match form.get("grant_type") {
+        let (subject, assertion_jti, lifetime) = match request.grant_type {
             None => {
                 return Answer::bad_request(
                     "invalid_request",
@@ -474,7 +555,7 @@ impl AuthService {
                 )
             }
             Some(JWT_BEARER_GRANT) => {
-                let Some(assertion) = form.get("assertion") else {
+                let Some(assertion) = request.assertion else {
                     return Answer::bad_request(
                         "invalid_request",
                         "the jwt-bearer grant needs the parameter `assertion`",
@@ -554,7 +635,7 @@ impl AuthService {
             Ok(form) => form,
             Err(error) => return Answer::bad_request("invalid_request", &error.description()),
         };
-        let Some(token) = form.get("token") else {
+        let Some(token) = RevocationRequest::from_form(&form).token else {
             return Answer::bad_request("invalid_request", "the parameter `token` is required");
         };
         let keys = self.keys.load();

@@ -7,7 +7,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 /// One problem in one content file.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct ContentError {
     /// The file, relative to the content directory where possible.
     pub file: PathBuf,

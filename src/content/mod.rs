@@ -16,7 +16,7 @@ mod address;
 mod error;
 mod front_matter;
 pub mod model;
-mod rules;
+pub(crate) mod rules;
 pub mod schema;
 mod source;
 

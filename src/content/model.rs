@@ -4,13 +4,14 @@
 //! into an error instead of silently dropped data) and the shape every output is built from:
 //! `/api/company`, the MCP tools and the pages all serialize from here, so they cannot disagree.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::rules::{self, Problems};
 
 /// Everything `content/` says, validated and cross-checked. Its JSON form is the body of
 /// `/api/company`, which is how a `build/` carries the model back in.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Site {
     pub company: Company,
     /// Ordered by `order`, then name.
@@ -20,7 +21,7 @@ pub struct Site {
 }
 
 /// `content/company.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Company {
     pub name: String,
@@ -42,12 +43,15 @@ pub struct Company {
     pub identifiers: Vec<Identifier>,
     /// The company's logo: an absolute http(s) URL of an image.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(url)]
     pub logo: Option<String>,
     /// The same company elsewhere: Wikidata, LinkedIn, Crunchbase, a registry page.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(inner(url))]
     pub same_as: Vec<String>,
     /// Legal Entity Identifier (ISO 17442), checked with its check digits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(pattern(rules::LEI_PATTERN))]
     pub lei: Option<String>,
     /// Entry in a company register.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -57,6 +61,7 @@ pub struct Company {
     pub legal_form: Option<String>,
     /// VAT number with its country prefix, e.g. `DE123456789`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(pattern(r"^[A-Z]{2}[0-9A-Z]{2,13}$"))]
     pub vat_id: Option<String>,
     /// Tax identification number (e.g. a US EIN).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -78,11 +83,13 @@ pub struct Company {
 }
 
 /// An entry in a company register.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "CompanyRegistration")]
 pub struct Registration {
     pub number: String,
     /// ISO 3166-1 alpha-2 country, or ISO 3166-2 subdivision such as `US-DE`.
+    #[schemars(pattern(r"^[A-Z]{2}(-[A-Z0-9]{1,3})?$"))]
     pub jurisdiction: String,
     /// The register's name, e.g. `Delaware Division of Corporations`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -90,7 +97,7 @@ pub struct Registration {
 }
 
 /// Industry classification systems a code can come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum IndustryScheme {
     /// North American Industry Classification System: 2 to 6 digits.
     #[serde(rename = "NAICS")]
@@ -109,27 +116,29 @@ impl IndustryScheme {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IndustryCode {
     pub scheme: IndustryScheme,
+    #[schemars(pattern(r"^([0-9]{2,6}|[A-U])$"))]
     pub code: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Leader {
     pub name: String,
     /// e.g. `Chief Executive Officer`.
     pub role: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(url)]
     pub url: Option<String>,
 }
 
 /// What a location is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum LocationType {
     Headquarters,
@@ -142,7 +151,7 @@ pub enum LocationType {
     ServiceCenter,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Location {
     pub name: String,
@@ -154,27 +163,32 @@ pub struct Location {
 }
 
 /// WGS 84 coordinates in decimal degrees.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Geo {
+    #[schemars(range(min = -90.0, max = 90.0))]
     pub latitude: f64,
+    #[schemars(range(min = -180.0, max = 180.0))]
     pub longitude: f64,
 }
 
 /// A parent company or a subsidiary.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RelatedOrganization {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(url)]
     pub url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(pattern(rules::LEI_PATTERN))]
     pub lei: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(pattern(r"^[A-Z]{2}$"))]
     pub country: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Certification {
     /// e.g. `ISO 9001:2015`.
@@ -187,23 +201,26 @@ pub struct Certification {
     pub identifier: Option<String>,
     /// `YYYY-MM-DD`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date"))]
     pub valid_until: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(url)]
     pub url: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Founded {
     pub year: u16,
     /// The exact founding date, `YYYY-MM-DD`, in `year`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date"))]
     pub date: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub place: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Address {
     pub street: String,
@@ -212,40 +229,44 @@ pub struct Address {
     pub region: Option<String>,
     pub postal_code: String,
     /// ISO 3166-1 alpha-2, e.g. `DE`.
+    #[schemars(pattern(r"^[A-Z]{2}$"))]
     pub country: String,
 }
 
 /// How to reach the company, a division or the people behind a page. Every part is optional
-/// here; the company itself must give at least an email (checked in [`Company::check`]).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+/// here; the company itself must give at least an email.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Contact {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(email)]
     pub email: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phone: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address: Option<Address>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(url)]
     pub web: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Link {
     pub title: String,
+    #[schemars(url)]
     pub url: String,
 }
 
 /// A registry identifier such as an LEI or a VAT number.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Identifier {
     pub scheme: String,
     pub value: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Person {
     pub name: String,
@@ -253,10 +274,11 @@ pub struct Person {
 }
 
 /// `content/divisions/<id>.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Division {
     /// Stable identifier used in URLs and references; lowercase letters, digits and dashes.
+    #[schemars(pattern(rules::ID_PATTERN))]
     pub id: String,
     pub name: String,
     pub summary: String,
@@ -296,14 +318,16 @@ pub struct PageFrontMatter {
 }
 
 /// A page: front matter plus its Markdown body.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Page {
+    #[schemars(pattern(rules::ID_PATTERN))]
     pub slug: String,
     pub title: String,
     pub summary: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub division: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("format" = "date"))]
     pub updated: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contact: Option<Contact>,

@@ -39,6 +39,12 @@ pub fn optional_text(problems: &mut Problems, field: &str, value: Option<&str>) 
     }
 }
 
+/// [`slug`] as a JSON Schema pattern, for the published schemas of ids and slugs.
+pub const ID_PATTERN: &str = "^[a-z0-9]+(-[a-z0-9]+)*$";
+
+/// The shape [`lei`] checks (its check digits are beyond a pattern), for published schemas.
+pub const LEI_PATTERN: &str = "^[A-Z0-9]{18}[0-9]{2}$";
+
 /// Lowercase ASCII letters, digits and single dashes, not at either end: safe in any URL.
 pub fn slug(problems: &mut Problems, field: &str, value: &str) {
     let well_formed = !value.is_empty()

@@ -21,8 +21,9 @@ use serde::Serialize;
 use crate::content::{Contact, Site};
 
 /// One search hit, as returned by `search_company_info` and `/api/search`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Hit {
+    #[schemars(extend("enum" = ["division", "page", "contact"]))]
     pub kind: &'static str,
     pub id: String,
     pub title: String,
@@ -30,6 +31,7 @@ pub struct Hit {
     /// The `company://` resource with the full record.
     pub uri: String,
     /// The page for people: the address to cite.
+    #[schemars(url)]
     pub url: String,
     pub score: f64,
 }

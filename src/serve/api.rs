@@ -8,12 +8,10 @@
 
 use hyper::header::LINK;
 use hyper::StatusCode;
-use serde::Serialize;
 
 use crate::compile::documents::company::next_link;
 use crate::compile::{Artifact, CachePolicy};
-use crate::listing::{self, paginate, DEFAULT_LIMIT, MAX_LIMIT};
-use crate::mcp::search::Hit;
+use crate::listing::{self, paginate, SearchDocument, DEFAULT_LIMIT, MAX_LIMIT};
 use crate::mcp::Catalog;
 use crate::paths;
 
@@ -109,14 +107,6 @@ pub fn company_page(catalog: &Catalog, query: Option<&str>) -> Result<Artifact, 
     let artifact = Artifact::json(paths::API_COMPANY, JSON, CachePolicy::Content, &document)
         .map_err(|e| internal(e.to_string()))?;
     Ok(with_next(artifact, catalog, paths::API_COMPANY, next))
-}
-
-#[derive(Serialize)]
-struct SearchDocument<'a> {
-    query: &'a str,
-    results: Vec<Hit>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    next_cursor: Option<String>,
 }
 
 /// `GET /api/search?q=&limit=&cursor=`.

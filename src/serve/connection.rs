@@ -30,6 +30,7 @@ use tokio::net::{TcpListener, TcpStream};
 use super::client::TrustedProxies;
 use super::reply::{self, Body};
 use crate::auth::limits::group;
+use crate::error_body::ErrorBody;
 
 /// Largest request head (request line plus headers) accepted.
 const MAX_HEAD_BYTES: usize = 64 * 1024;
@@ -131,7 +132,11 @@ fn refusal_bytes(refusal: &Refusal) -> Vec<u8> {
             "too many open connections from this address; close some and retry",
         ),
     };
-    let body = format!("{{\"error\":\"{code}\",\"error_description\":\"{description}\"}}");
+    let body = serde_json::to_string(&ErrorBody {
+        error: code,
+        error_description: description,
+    })
+    .unwrap_or_default();
     format!(
         "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncache-control: no-store\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()

@@ -4,7 +4,7 @@
 //! panic isolation, graceful shutdown), [`client`] decides who a request is from, and
 //! [`router`] what it gets.
 
-mod api;
+pub(crate) mod api;
 pub mod client;
 pub mod connection;
 mod negotiate;

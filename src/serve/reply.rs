@@ -2,11 +2,11 @@
 
 use std::sync::LazyLock;
 
+use crate::error_body::ErrorBody;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::header::{HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
-use serde::Serialize;
 
 use crate::compile::cdn::COMMON_HEADERS;
 
@@ -30,14 +30,6 @@ static COMMON: LazyLock<Vec<(HeaderName, HeaderValue)>> = LazyLock::new(|| {
         })
         .collect()
 });
-
-/// `{"error": "...", "error_description": "..."}`: the error body on every surface but
-/// JSON-RPC.
-#[derive(Serialize)]
-pub struct ErrorBody<'a> {
-    pub error: &'a str,
-    pub error_description: &'a str,
-}
 
 /// A JSON error response; never cached, since errors describe one request.
 pub fn error(status: StatusCode, code: &str, description: &str) -> Response<Body> {

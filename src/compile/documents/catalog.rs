@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use hyper::header::{HeaderValue, LINK};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
@@ -12,20 +13,24 @@ use crate::paths;
 pub const LINKSET_CONTENT_TYPE: &str =
     "application/linkset+json; profile=\"https://www.rfc-editor.org/info/rfc9727\"";
 
-#[derive(Serialize)]
-struct Linkset {
+/// An RFC 9264 linkset in its JSON form.
+#[derive(Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub(crate) struct Linkset {
     linkset: Vec<LinkContext>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct LinkContext {
+    #[schemars(url)]
     anchor: String,
     #[serde(flatten)]
     relations: BTreeMap<&'static str, Vec<LinkTarget>>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct LinkTarget {
+    #[schemars(url)]
     href: String,
     #[serde(rename = "type")]
     media_type: &'static str,

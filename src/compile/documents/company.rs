@@ -7,6 +7,7 @@
 //! with `?limit=` or `?cursor=` is answered by the server from the same model.
 
 use hyper::header::{HeaderValue, LINK};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::JSON;
@@ -39,19 +40,22 @@ pub fn api_company(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
 }
 
 /// `GET /api/pages/{slug}`.
-#[derive(Serialize)]
-struct PageDocument<'a> {
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct PageDocument<'a> {
     page: &'a Page,
     /// The page for people: the address to cite.
+    #[schemars(url)]
     url: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(url)]
     division_url: Option<String>,
 }
 
 /// `GET /api/divisions/{id}`.
-#[derive(Serialize)]
-struct DivisionDocument<'a> {
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct DivisionDocument<'a> {
     division: &'a Division,
+    #[schemars(url)]
     url: String,
     pages: Vec<PageListing<'a>>,
 }

@@ -6,8 +6,18 @@ use serde_json::{json, Value};
 
 use super::JSON;
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
-use crate::content::schema::model_schemas;
+use schemars::JsonSchema;
+
+use super::catalog::Linkset;
+use super::company::{DivisionDocument, PageDocument};
+use crate::auth::endpoints::{
+    Registration, RegistrationRequest, RevocationRequest, TokenRequest, TokenResponse,
+};
+use crate::error_body::ErrorBody;
+use crate::listing::{CompanyDocument, SearchDocument};
+use crate::live::Health;
 use crate::paths;
+use crate::schema::{name_of, Definitions, Schemas};
 
 pub fn openapi(document: &Value) -> Result<Artifact, CompileError> {
     Artifact::json(paths::OPENAPI, JSON, CachePolicy::Content, document)
@@ -25,8 +35,10 @@ fn json_response(description: &str, schema: Value) -> Value {
     })
 }
 
-fn schema_ref(name: &str) -> Value {
-    json!({"$ref": format!("#/components/schemas/{name}")})
+/// A `$ref` to the schema of `T` (registered in [`schemas`]; a test checks every `$ref`
+/// resolves).
+fn schema_ref<T: JsonSchema + ?Sized>() -> Value {
+    json!({"$ref": format!("#/components/schemas/{}", name_of::<T>())})
 }
 
 /// A GET (and HEAD) operation on a precompiled document.
@@ -67,7 +79,7 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
     let mut company_get = document_get(
         "getCompany",
         "The company, its divisions and its pages",
-        json_response("The whole public record.", schema_ref("CompanyDocument")),
+        json_response("The whole public record.", schema_ref::<CompanyDocument>()),
         "company",
     );
     company_get["get"]["description"] = json!(
@@ -89,11 +101,11 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
         "Works without authentication. A valid bearer token gives the same bytes; a present but invalid, expired or revoked token gets 401. Pages are listed without their text, {} at a time by default; `next_cursor` and `Link: rel=\"next\"` continue.",
         crate::listing::DEFAULT_LIMIT
     ));
-    let api_document = |operation_id: &str, summary: &str, schema: &str, parameter: Value| {
+    let api_document = |operation_id: &str, summary: &str, schema: Value, parameter: Value| {
         let mut item = document_get(
             operation_id,
             summary,
-            json_response(summary, schema_ref(schema)),
+            json_response(summary, schema),
             "company",
         );
         item["get"]["security"] = json!([{}, {"agentAuth": ["company:read"]}]);
@@ -109,19 +121,19 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
     let page_get = api_document(
         "getPage",
         "One page, with its Markdown and its URL",
-        "PageDocument",
+        schema_ref::<PageDocument>(),
         path_parameter("slug", "A page slug"),
     );
     let division_get = api_document(
         "getDivision",
         "One division, with its pages listed",
-        "DivisionDocument",
+        schema_ref::<DivisionDocument>(),
         path_parameter("division_id", "A division id"),
     );
     let mut search_get = document_get(
         "searchCompany",
         "Ranked search over divisions, pages and contacts",
-        json_response("Results, best first.", schema_ref("SearchResults")),
+        json_response("Results, best first.", schema_ref::<SearchDocument>()),
         "company",
     );
     search_get["get"]["security"] = json!([{}, {"agentAuth": ["company:read"]}]);
@@ -150,7 +162,7 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
             "headers": {
                 "Link": {"description": "`<BASE/.well-known/api-catalog>; rel=\"api-catalog\"`", "schema": {"type": "string"}}
             },
-            "content": {"application/linkset+json": {"schema": schema_ref("Linkset")}}
+            "content": {"application/linkset+json": {"schema": schema_ref::<Linkset>()}}
         }),
         "discovery",
     );
@@ -317,7 +329,7 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
         document_get(
             "getHealth",
             "Liveness and the content revision being served",
-            json_response("The service is up.", schema_ref("Health")),
+            json_response("The service is up.", schema_ref::<Health>()),
             "service",
         ),
     );
@@ -431,16 +443,16 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
                 "NotModified": {"description": "The representation matches the `If-None-Match` ETag."},
                 "BadRequest": {
                     "description": "Malformed request, e.g. an access token in the query string.",
-                    "content": {"application/json": {"schema": schema_ref("Error")}}
+                    "content": {"application/json": {"schema": schema_ref::<ErrorBody>()}}
                 },
                 "NotFound": {
                     "description": "No page or division has this id.",
-                    "content": {"application/json": {"schema": schema_ref("Error")}}
+                    "content": {"application/json": {"schema": schema_ref::<ErrorBody>()}}
                 },
                 "InvalidToken": {
                     "description": "A bearer token was sent and is invalid, expired or revoked. Retry without it, or get a new one.",
                     "headers": {"WWW-Authenticate": {"description": "`Bearer error=\"invalid_token\", error_description=\"...\", resource_metadata=\"...\"`", "schema": {"type": "string"}}},
-                    "content": {"application/json": {"schema": schema_ref("Error")}}
+                    "content": {"application/json": {"schema": schema_ref::<ErrorBody>()}}
                 }
             },
             "schemas": schemas()
@@ -448,143 +460,22 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
     })
 }
 
-/// The JSON Schemas of every body, mirroring `content::model`.
+/// The JSON Schemas of every body, derived from the types that serialize them.
 fn schemas() -> Value {
-    let mut schemas = json!({
-        "Error": {
-            "type": "object",
-            "required": ["error", "error_description"],
-            "properties": {
-                "error": {"type": "string", "description": "Machine-readable code."},
-                "error_description": {"type": "string", "description": "What went wrong and what to do."}
-            }
-        },
-        "Health": {
-            "type": "object",
-            "required": ["status", "version", "started_at", "content", "store"],
-            "properties": {
-                "status": {"type": "string", "enum": ["ok", "degraded"], "description": "`degraded` while the revocation store cannot write; everything else keeps working."},
-                "store": {
-                    "type": "object",
-                    "required": ["status"],
-                    "properties": {
-                        "status": {"type": "string", "enum": ["ok", "degraded"]},
-                        "error": {"type": "string", "description": "Why writes fail (present while degraded)."},
-                        "retry_in": {"type": "integer", "minimum": 1, "description": "Seconds until the store next tries to reopen its database."}
-                    }
-                },
-                "version": {"type": "string"},
-                "started_at": {"type": "string", "format": "date-time"},
-                "content": {
-                    "type": "object",
-                    "required": ["revision", "status"],
-                    "properties": {
-                        "revision": {"type": "string", "description": "Hash of the artifact set being served."},
-                        "status": {"type": "string", "enum": ["ok", "error"]},
-                        "source": {"type": "string", "enum": ["content", "build"]},
-                        "errors": {
-                            "type": "array",
-                            "description": "Present while the latest edit does not compile; the last good revision is still served.",
-                            "items": {
-                                "type": "object",
-                                "required": ["file", "line", "field", "message"],
-                                "properties": {
-                                    "file": {"type": "string"},
-                                    "line": {"type": "integer"},
-                                    "field": {"type": "string"},
-                                    "message": {"type": "string"}
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        },
-        "RegistrationRequest": {
-            "type": "object",
-            "required": ["type"],
-            "properties": {"type": {"type": "string", "enum": ["anonymous"]}}
-        },
-        "Registration": {
-            "type": "object",
-            "required": ["registration_id", "registration_type", "identity_assertion", "expires_in", "expires_at", "identity"],
-            "properties": {
-                "registration_id": {"type": "string"},
-                "registration_type": {"type": "string", "enum": ["anonymous"]},
-                "id": {"type": "string", "description": "The registration id again, for newer auth.md clients."},
-                "type": {"type": "string", "enum": ["anonymous"]},
-                "identity_assertion": {"type": "string", "description": "ES256 JWT (typ oauth-id-jag+jwt), verifiable with the JWKS."},
-                "expires_in": {"type": "integer", "minimum": 1},
-                "expires_at": {"type": "string", "format": "date-time"},
-                "assertion_expires": {"type": "string", "format": "date-time"},
-                "identity": {
-                    "type": "object",
-                    "required": ["assertion", "expires_at"],
-                    "properties": {
-                        "assertion": {"type": "string"},
-                        "expires_at": {"type": "string", "format": "date-time"}
-                    }
-                }
-            }
-        },
-        "TokenRequest": {
-            "type": "object",
-            "required": ["grant_type"],
-            "properties": {
-                "grant_type": {"type": "string", "enum": ["urn:ietf:params:oauth:grant-type:jwt-bearer", "client_credentials"]},
-                "assertion": {"type": "string", "description": "The identity_assertion; required for the jwt-bearer grant."},
-                "scope": {"type": "string"},
-                "resource": {"type": "string", "format": "uri"},
-                "client_id": {"type": "string", "description": "An untrusted label; never a credential."}
-            }
-        },
-        "TokenResponse": {
-            "type": "object",
-            "required": ["access_token", "token_type", "expires_in", "scope"],
-            "additionalProperties": false,
-            "properties": {
-                "access_token": {"type": "string"},
-                "token_type": {"type": "string", "enum": ["Bearer"]},
-                "expires_in": {"type": "integer", "minimum": 1},
-                "scope": {"type": "string"}
-            }
-        },
-        "RevocationRequest": {
-            "type": "object",
-            "required": ["token"],
-            "properties": {
-                "token": {"type": "string", "description": "An access token or an identity assertion."},
-                "token_type_hint": {"type": "string"}
-            }
-        },
-        "Linkset": {
-            "type": "object",
-            "additionalProperties": false,
-            "required": ["linkset"],
-            "properties": {
-                "linkset": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["anchor"],
-                        "properties": {"anchor": {"type": "string", "format": "uri"}},
-                        "additionalProperties": {
-                            "type": "array",
-                            "items": {
-                                "type": "object",
-                                "required": ["href"],
-                                "properties": {"href": {"type": "string", "format": "uri"}, "type": {"type": "string"}}
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    });
-    if let Value::Object(map) = &mut schemas {
-        map.extend(model_schemas("#/components/schemas/"));
-    }
-    schemas
+    let mut schemas = Schemas::new(Definitions::OpenApi);
+    schemas.schema_for::<ErrorBody>();
+    schemas.schema_for::<Health>();
+    schemas.schema_for::<RegistrationRequest>();
+    schemas.schema_for::<Registration>();
+    schemas.schema_for::<TokenRequest>();
+    schemas.schema_for::<TokenResponse>();
+    schemas.schema_for::<RevocationRequest>();
+    schemas.schema_for::<Linkset>();
+    schemas.schema_for::<CompanyDocument>();
+    schemas.schema_for::<PageDocument>();
+    schemas.schema_for::<DivisionDocument>();
+    schemas.schema_for::<SearchDocument>();
+    Value::Object(schemas.into_definitions())
 }
 
 fn error_response(description: &str) -> Value {
@@ -594,7 +485,7 @@ fn error_response(description: &str) -> Value {
             "Cache-Control": {"description": "`no-store`", "schema": {"type": "string"}},
             "Pragma": {"description": "`no-cache`", "schema": {"type": "string"}}
         },
-        "content": {"application/json": {"schema": schema_ref("Error")}}
+        "content": {"application/json": {"schema": schema_ref::<ErrorBody>()}}
     })
 }
 
@@ -602,16 +493,16 @@ fn rate_limited() -> Value {
     json!({
         "description": "Too many requests from this address (`rate_limit_exceeded`).",
         "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}},
-        "content": {"application/json": {"schema": schema_ref("Error")}}
+        "content": {"application/json": {"schema": schema_ref::<ErrorBody>()}}
     })
 }
 
 /// The dynamic endpoints: MCP, registration, claim, token, revocation, authorization.
 fn auth_paths() -> Vec<(&'static str, Value)> {
-    let form = |schema: &str| {
+    let form = |schema: Value| {
         json!({
             "required": true,
-            "content": {"application/x-www-form-urlencoded": {"schema": schema_ref(schema)}}
+            "content": {"application/x-www-form-urlencoded": {"schema": schema}}
         })
     };
     vec![
@@ -621,12 +512,12 @@ fn auth_paths() -> Vec<(&'static str, Value)> {
                 "operationId": "registerAnonymousAgent",
                 "summary": "Register anonymously and receive an identity assertion",
                 "tags": ["auth"],
-                "requestBody": {"required": true, "content": {"application/json": {"schema": schema_ref("RegistrationRequest")}}},
+                "requestBody": {"required": true, "content": {"application/json": {"schema": schema_ref::<RegistrationRequest>()}}},
                 "responses": {
                     "200": {
                         "description": "The identity assertion, flat and nested.",
                         "headers": {"Cache-Control": {"description": "`no-store`", "schema": {"type": "string"}}},
-                        "content": {"application/json": {"schema": schema_ref("Registration")}}
+                        "content": {"application/json": {"schema": schema_ref::<Registration>()}}
                     },
                     "400": error_response("`invalid_request` (bad JSON, missing `type`, wrong content type) or `unsupported_identity_type`."),
                     "413": error_response("`request_too_large`: bodies are limited to 64 KiB."),
@@ -649,11 +540,11 @@ fn auth_paths() -> Vec<(&'static str, Value)> {
                 "operationId": "issueAccessToken",
                 "summary": "Exchange an identity assertion (jwt-bearer) or use client_credentials without a secret",
                 "tags": ["auth"],
-                "requestBody": form("TokenRequest"),
+                "requestBody": form(schema_ref::<TokenRequest>()),
                 "responses": {
                     "200": {
                         "description": "An access token (PASETO v4.local, opaque). No refresh token.",
-                        "content": {"application/json": {"schema": schema_ref("TokenResponse")}}
+                        "content": {"application/json": {"schema": schema_ref::<TokenResponse>()}}
                     },
                     "400": error_response("`invalid_request`, `invalid_grant`, `unsupported_grant_type`, `invalid_scope` or `invalid_target`."),
                     "401": error_response("`invalid_client`: client secrets, client assertions and Basic passwords are refused."),
@@ -668,7 +559,7 @@ fn auth_paths() -> Vec<(&'static str, Value)> {
                 "operationId": "revokeToken",
                 "summary": "Revoke an access token, or an identity assertion and every token issued from it (RFC 7009)",
                 "tags": ["auth"],
-                "requestBody": form("RevocationRequest"),
+                "requestBody": form(schema_ref::<RevocationRequest>()),
                 "responses": {
                     "200": {"description": "Revoked, or unknown: the answer is the same."},
                     "400": error_response("`invalid_request`: no `token`, a repeated parameter or a wrong content type."),
@@ -677,7 +568,7 @@ fn auth_paths() -> Vec<(&'static str, Value)> {
                     "503": {
                         "description": "`temporarily_unavailable`: the revocation store cannot write right now; nothing was revoked.",
                         "headers": {"Retry-After": {"description": "Seconds until the store tries again.", "schema": {"type": "integer"}}},
-                        "content": {"application/json": {"schema": schema_ref("Error")}}
+                        "content": {"application/json": {"schema": schema_ref::<ErrorBody>()}}
                     }
                 }
             }}),
@@ -723,7 +614,7 @@ fn auth_paths() -> Vec<(&'static str, Value)> {
                     "responses": {"400": {
                         "description": "`unsupported_response_type`, as JSON, or an HTML page for browsers.",
                         "content": {
-                            "application/json": {"schema": schema_ref("Error")},
+                            "application/json": {"schema": schema_ref::<ErrorBody>()},
                             "text/html": {"schema": {"type": "string"}}
                         }
                     }}

@@ -1,0 +1,226 @@
+//! The published schemas against the bytes: compiles the sample company, then validates
+//! every JSON answer (precompiled, computed, auth) against the schema `/openapi.json`
+//! gives for it. A field added to a response without its schema, or the reverse, fails
+//! here, in `cargo test`, before any external tool runs.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{json, Value};
+
+use crate::auth::endpoints::{AuthService, PostRequest, RateLimits};
+use crate::auth::keys::Keyring;
+use crate::auth::store::{EmbeddedStore, StoreHealth};
+use crate::compile::{compile, ArtifactSet, CompileInput};
+use crate::config::{AuthPolicy, BaseUrl, Compression, SiteConfig};
+use crate::content::{ContentError, Site};
+use crate::live::{health_document, ContentStatus};
+use crate::mcp::Catalog;
+use crate::paths;
+
+const BASE: &str = "https://info.example.com";
+
+struct Fixture {
+    site: Arc<Site>,
+    artifacts: ArtifactSet,
+    openapi: Value,
+}
+
+fn fixture() -> Fixture {
+    let site = crate::content::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("content"))
+        .expect("the sample content compiles");
+    let config = SiteConfig {
+        base_url: BaseUrl::parse(BASE).unwrap(),
+        auth: AuthPolicy::default(),
+        templates: None,
+        compression: Compression::Deferred,
+    };
+    let artifacts = compile(&CompileInput {
+        site: &site,
+        config: &config,
+        jwks: &[],
+        previous: None,
+    })
+    .expect("the sample content compiles");
+    let openapi = body(&artifacts, paths::OPENAPI);
+    Fixture {
+        site: Arc::new(site),
+        artifacts,
+        openapi,
+    }
+}
+
+fn body(artifacts: &ArtifactSet, path: &str) -> Value {
+    let artifact = artifacts
+        .get(path)
+        .unwrap_or_else(|| panic!("{path} is compiled"));
+    serde_json::from_slice(&artifact.identity.body).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+impl Fixture {
+    /// Checks `instance` against `#/components/schemas/<name>` of the published document,
+    /// formats included.
+    fn check(&self, name: &str, what: &str, instance: &Value) {
+        let schema = json!({
+            "$ref": format!("#/components/schemas/{name}"),
+            "components": self.openapi["components"],
+        });
+        let validator = jsonschema::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .unwrap_or_else(|e| panic!("schema {name}: {e}"));
+        let errors: Vec<String> = validator
+            .iter_errors(instance)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{what} against {name}: {errors:#?}");
+    }
+}
+
+#[test]
+fn every_precompiled_json_answer_matches_its_published_schema() {
+    let fixture = fixture();
+    let mut checked = 0;
+    for artifact in fixture.artifacts.sorted() {
+        let path = artifact.path.as_str();
+        let name = if path == paths::API_COMPANY {
+            "CompanyDocument"
+        } else if path.starts_with("/api/pages/") {
+            "PageDocument"
+        } else if path.starts_with("/api/divisions/") {
+            "DivisionDocument"
+        } else if path == paths::API_CATALOG {
+            "Linkset"
+        } else {
+            continue;
+        };
+        fixture.check(name, path, &body(&fixture.artifacts, path));
+        checked += 1;
+    }
+    let site = &fixture.site;
+    assert_eq!(checked, 2 + site.pages.len() + site.divisions.len());
+}
+
+#[test]
+fn computed_answers_match_their_published_schemas() {
+    let fixture = fixture();
+    let catalog = Catalog::build(Arc::clone(&fixture.site), &BaseUrl::parse(BASE).unwrap());
+    let json = |artifact: crate::compile::Artifact| -> Value {
+        serde_json::from_slice(&artifact.identity.body).unwrap()
+    };
+    for query in ["limit=2", "limit=1000"] {
+        let page = crate::serve::api::company_page(&catalog, Some(query)).unwrap();
+        fixture.check("CompanyDocument", query, &json(page));
+    }
+    for query in ["q=calibration", "q=sensors&limit=1", "q=zzzz-nothing"] {
+        let results = crate::serve::api::search(&catalog, Some(query)).unwrap();
+        fixture.check("SearchResults", query, &json(results));
+    }
+    let health = |status: &ContentStatus, store: &StoreHealth| -> Value {
+        let document = health_document("rev", status, "content", SystemTime::now(), store);
+        serde_json::to_value(&document).unwrap()
+    };
+    fixture.check(
+        "Health",
+        "health",
+        &health(&ContentStatus::Ok, &StoreHealth::Ok),
+    );
+    let error = ContentError {
+        file: "pages/about.md".into(),
+        line: 3,
+        field: "title".into(),
+        message: "empty: write some text here".into(),
+    };
+    let degraded = health(
+        &ContentStatus::Error(vec![error]),
+        &StoreHealth::Degraded {
+            reason: "disk full".into(),
+            retry_at: Instant::now() + Duration::from_secs(5),
+        },
+    );
+    fixture.check("Health", "degraded health", &degraded);
+}
+
+#[test]
+fn auth_answers_match_their_published_schemas() {
+    let fixture = fixture();
+    let state = tempfile::tempdir().unwrap();
+    let now = SystemTime::now();
+    let service = AuthService::new(
+        BaseUrl::parse(BASE).unwrap(),
+        AuthPolicy::default(),
+        Keyring::generate(crate::clock::unix_seconds(now)).unwrap(),
+        Box::new(EmbeddedStore::open(state.path()).unwrap()),
+        RateLimits::default(),
+    )
+    .unwrap();
+    let post = |content_type: &'static str, body: &'static [u8]| PostRequest {
+        content_type: Some(content_type),
+        authorization: None,
+        body,
+    };
+    let registration = service.register(post("application/json", br#"{"type":"anonymous"}"#), now);
+    let registration: Value = serde_json::from_slice(&registration.body).unwrap();
+    fixture.check("Registration", "registration", &registration);
+
+    let token = service.token(
+        post(
+            "application/x-www-form-urlencoded",
+            b"grant_type=client_credentials",
+        ),
+        now,
+    );
+    let token: Value = serde_json::from_slice(&token.body).unwrap();
+    fixture.check("TokenResponse", "token", &token);
+
+    for refused in [
+        service.token(
+            post("application/x-www-form-urlencoded", b"grant_type=password"),
+            now,
+        ),
+        service.register(post("application/json", b"[]"), now),
+        crate::auth::endpoints::claim(),
+    ] {
+        let error: Value = serde_json::from_slice(&refused.body).unwrap();
+        fixture.check("Error", "refusal", &error);
+    }
+}
+
+#[test]
+fn every_reference_in_the_published_document_resolves_to_one_definition() {
+    let fixture = fixture();
+    let schemas = fixture.openapi["components"]["schemas"]
+        .as_object()
+        .unwrap();
+    // schemars numbers a second type with the same name (`Registration2`): names must be
+    // unique so a `$ref` written by name means one type.
+    for name in schemas.keys() {
+        assert!(
+            !name.ends_with(|c: char| c.is_ascii_digit()),
+            "two types are published as {name}"
+        );
+    }
+    fn refs(value: &Value, found: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(target)) = map.get("$ref") {
+                    found.push(target.clone());
+                }
+                map.values().for_each(|v| refs(v, found));
+            }
+            Value::Array(items) => items.iter().for_each(|v| refs(v, found)),
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    refs(&fixture.openapi, &mut found);
+    assert!(found.len() > 20);
+    for target in found {
+        let pointer = target.trim_start_matches('#');
+        assert!(
+            fixture.openapi.pointer(pointer).is_some(),
+            "{target} does not resolve"
+        );
+    }
+}
