@@ -159,6 +159,57 @@ pub fn company_document<'a>(
     })
 }
 
+/// `GET /api/pages/{slug}` and the MCP tool `get_page`: one page with its Markdown.
+#[derive(Serialize, JsonSchema)]
+pub struct PageDocument<'a> {
+    pub page: &'a Page,
+    /// The page for people: the address to cite.
+    #[schemars(url)]
+    pub url: String,
+    /// The page of the division it belongs to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(url)]
+    pub division_url: Option<String>,
+}
+
+pub fn page_document<'a>(base: &BaseUrl, page: &'a Page) -> PageDocument<'a> {
+    PageDocument {
+        page,
+        url: page_url(base, &page.slug),
+        division_url: page.division.as_deref().map(|id| division_url(base, id)),
+    }
+}
+
+/// `GET /api/divisions/{id}` and the MCP tool `get_division`: one division with its pages
+/// listed.
+#[derive(Serialize, JsonSchema)]
+pub struct DivisionDocument<'a> {
+    pub division: &'a Division,
+    #[schemars(url)]
+    pub url: String,
+    pub pages: Vec<PageListing<'a>>,
+}
+
+/// The division with at most `limit` of its pages listed.
+pub fn division_document<'a>(
+    site: &'a Site,
+    base: &BaseUrl,
+    division: &'a Division,
+    limit: usize,
+) -> DivisionDocument<'a> {
+    DivisionDocument {
+        division,
+        url: division_url(base, &division.id),
+        pages: site
+            .pages
+            .iter()
+            .filter(|page| page.division.as_deref() == Some(division.id.as_str()))
+            .take(limit)
+            .map(|page| page_listing(base, page))
+            .collect(),
+    }
+}
+
 /// `GET /api/search`: ranked results, best first.
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "SearchResults")]

@@ -24,14 +24,14 @@ pub enum Definitions {
     Standalone,
 }
 
-fn settings(definitions: Definitions) -> SchemaSettings {
+fn settings(definitions: Definitions, contract: Contract) -> SchemaSettings {
     SchemaSettings::draft2020_12().with(|settings| {
         settings.definitions_path = match definitions {
             Definitions::OpenApi => "/components/schemas".into(),
             Definitions::Standalone => "/$defs".into(),
         };
         settings.meta_schema = None;
-        settings.contract = Contract::Serialize;
+        settings.contract = contract;
         settings.transforms = vec![Box::new(NotNullable)];
     })
 }
@@ -44,7 +44,7 @@ pub struct Schemas {
 impl Schemas {
     pub fn new(definitions: Definitions) -> Schemas {
         Schemas {
-            generator: settings(definitions).into_generator(),
+            generator: settings(definitions, Contract::Serialize).into_generator(),
         }
     }
 
@@ -62,10 +62,19 @@ impl Schemas {
     }
 }
 
-/// The standalone schema of `T`, with the definitions it uses under `$defs`, without a
-/// `$schema` or `title` (MCP tool schemas are plain objects).
+/// The standalone schema of what `T` serializes to, with the definitions it uses under
+/// `$defs`, without a `$schema` or `title` (MCP tool schemas are plain objects).
 pub fn standalone<T: JsonSchema + ?Sized>() -> Value {
-    let mut value = settings(Definitions::Standalone)
+    root::<T>(Contract::Serialize)
+}
+
+/// The standalone schema of what `T` accepts when deserialized: arguments and requests.
+pub fn accepted<T: JsonSchema + ?Sized>() -> Value {
+    root::<T>(Contract::Deserialize)
+}
+
+fn root<T: JsonSchema + ?Sized>(contract: Contract) -> Value {
+    let mut value = settings(Definitions::Standalone, contract)
         .into_generator()
         .into_root_schema_for::<T>()
         .to_value();

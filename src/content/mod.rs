@@ -17,7 +17,6 @@ mod error;
 mod front_matter;
 pub mod model;
 pub(crate) mod rules;
-pub mod schema;
 mod source;
 
 use std::collections::HashMap;

@@ -33,7 +33,7 @@ use serde_json::{json, Map, Value};
 
 use jsonrpc::{Id, Message};
 use search::SearchIndex;
-use tools::Outcome;
+use tools::{Outcome, Tool};
 
 use crate::config::BaseUrl;
 use crate::content::Site;
@@ -106,7 +106,7 @@ pub struct Catalog {
     /// Reads of the fixed URIs (`company://company`, `…/divisions`, `…/contacts`).
     fixed_reads: HashMap<&'static str, Precomputed>,
     /// Results of argument-free tool calls, and of `get_division` for each division.
-    tool_results: HashMap<(&'static str, String), Precomputed>,
+    tool_results: HashMap<(Tool, String), Precomputed>,
 }
 
 fn capabilities(era: Era) -> Value {
@@ -292,20 +292,20 @@ impl Catalog {
             catalog.company_json
         );
         tool_results.insert(
-            ("get_company", String::new()),
+            (Tool::GetCompany, String::new()),
             catalog.precompute(get_company.into_bytes(), false),
         );
         let no_arguments = Map::new();
-        for name in ["list_divisions", "list_pages", "list_contacts"] {
+        for tool in [Tool::ListDivisions, Tool::ListPages, Tool::ListContacts] {
             if let Some(outcome) = tools::call(
                 &catalog.site,
                 &catalog.base,
                 &catalog.search,
-                name,
+                tool.name(),
                 &no_arguments,
             ) {
                 let legacy = to_bytes(&tool_result(outcome));
-                tool_results.insert((name, String::new()), catalog.precompute(legacy, false));
+                tool_results.insert((tool, String::new()), catalog.precompute(legacy, false));
             }
         }
         for division in &catalog.site.divisions {
@@ -315,7 +315,7 @@ impl Catalog {
                 division,
             )));
             tool_results.insert(
-                ("get_division", division.id.clone()),
+                (Tool::GetDivision, division.id.clone()),
                 catalog.precompute(legacy, false),
             );
         }
@@ -621,21 +621,17 @@ fn dispatch(
                     ))
                 }
             };
-            let key = match (name, arguments.len()) {
+            let tool = Tool::from_name(name);
+            let key = match (tool, arguments.len()) {
                 (_, 0) => Some(String::new()),
-                ("get_division", 1) => arguments
+                (Some(Tool::GetDivision), 1) => arguments
                     .get("division_id")
-                    .and_then(Value::as_str)
-                    .map(String::from),
-                ("get_page", 1) => arguments
-                    .get("slug")
                     .and_then(Value::as_str)
                     .map(String::from),
                 _ => None,
             };
-            let tool = tools::TOOL_NAMES.iter().find(|t| **t == name);
             if let (Some(tool), Some(key)) = (tool, key) {
-                if let Some(precomputed) = catalog.tool_results.get(&(*tool, key)) {
+                if let Some(precomputed) = catalog.tool_results.get(&(tool, key)) {
                     return Ok(precomputed.for_era(era).to_vec());
                 }
             }
@@ -649,10 +645,7 @@ fn dispatch(
                 Some(outcome) => Ok(dynamic(catalog, era, tool_result(outcome), false)),
                 None => Err(Failure::new(
                     jsonrpc::INVALID_PARAMS,
-                    format!(
-                        "unknown tool `{name}`; tools: {}",
-                        tools::TOOL_NAMES.join(", ")
-                    ),
+                    format!("unknown tool `{name}`; tools: {}", Tool::names()),
                 )),
             }
         }

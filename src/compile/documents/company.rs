@@ -7,14 +7,11 @@
 //! with `?limit=` or `?cursor=` is answered by the server from the same model.
 
 use hyper::header::{HeaderValue, LINK};
-use schemars::JsonSchema;
-use serde::Serialize;
 
 use super::JSON;
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
 use crate::config::BaseUrl;
-use crate::content::{Division, Page};
-use crate::listing::{self, division_url, page_listing, page_url, PageListing, DEFAULT_LIMIT};
+use crate::listing::{self, DEFAULT_LIMIT};
 use crate::paths;
 
 /// `Link: <…?cursor=…>; rel="next"` for a list with more to come.
@@ -39,27 +36,6 @@ pub fn api_company(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
     Ok(artifact)
 }
 
-/// `GET /api/pages/{slug}`.
-#[derive(Serialize, JsonSchema)]
-pub(crate) struct PageDocument<'a> {
-    page: &'a Page,
-    /// The page for people: the address to cite.
-    #[schemars(url)]
-    url: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(url)]
-    division_url: Option<String>,
-}
-
-/// `GET /api/divisions/{id}`.
-#[derive(Serialize, JsonSchema)]
-pub(crate) struct DivisionDocument<'a> {
-    division: &'a Division,
-    #[schemars(url)]
-    url: String,
-    pages: Vec<PageListing<'a>>,
-}
-
 pub fn api_pages(input: &CompileInput<'_>) -> Result<Vec<Artifact>, CompileError> {
     let base = &input.config.base_url;
     input
@@ -67,16 +43,11 @@ pub fn api_pages(input: &CompileInput<'_>) -> Result<Vec<Artifact>, CompileError
         .pages
         .iter()
         .map(|page| {
-            let document = PageDocument {
-                page,
-                url: page_url(base, &page.slug),
-                division_url: page.division.as_deref().map(|id| division_url(base, id)),
-            };
             Artifact::json(
                 format!("/api/pages/{}", page.slug),
                 JSON,
                 CachePolicy::Content,
-                &document,
+                &listing::page_document(base, page),
             )
             .map_err(|e| CompileError::new("/api/pages", e))
         })
@@ -90,22 +61,11 @@ pub fn api_divisions(input: &CompileInput<'_>) -> Result<Vec<Artifact>, CompileE
         .divisions
         .iter()
         .map(|division| {
-            let document = DivisionDocument {
-                division,
-                url: division_url(base, &division.id),
-                pages: input
-                    .site
-                    .pages
-                    .iter()
-                    .filter(|p| p.division.as_deref() == Some(division.id.as_str()))
-                    .map(|page| page_listing(base, page))
-                    .collect(),
-            };
             Artifact::json(
                 format!("/api/divisions/{}", division.id),
                 JSON,
                 CachePolicy::Content,
-                &document,
+                &listing::division_document(input.site, base, division, usize::MAX),
             )
             .map_err(|e| CompileError::new("/api/divisions", e))
         })

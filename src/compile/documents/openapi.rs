@@ -9,12 +9,11 @@ use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
 use schemars::JsonSchema;
 
 use super::catalog::Linkset;
-use super::company::{DivisionDocument, PageDocument};
 use crate::auth::endpoints::{
     Registration, RegistrationRequest, RevocationRequest, TokenRequest, TokenResponse,
 };
 use crate::error_body::ErrorBody;
-use crate::listing::{CompanyDocument, SearchDocument};
+use crate::listing::{CompanyDocument, DivisionDocument, PageDocument, SearchDocument};
 use crate::live::Health;
 use crate::paths;
 use crate::schema::{name_of, Definitions, Schemas};
