@@ -1,5 +1,7 @@
-//! Request header parsing for static responses: `Accept-Encoding` and `If-None-Match`.
-//! Both are parsed leniently (junk is ignored, never an error) and never allocate.
+//! Request header parsing: `Accept`, `Accept-Encoding` and `If-None-Match`. Every content
+//! negotiation decision of the server goes through [`preferences`], one parser for both
+//! `Accept` lists. Headers are parsed leniently (junk is ignored, never an error) and
+//! without allocating.
 
 use std::collections::BTreeMap;
 
@@ -39,6 +41,72 @@ fn parse_qvalue(value: &str) -> u16 {
     }
 }
 
+/// One member of an `Accept` or `Accept-Encoding` list: a media range or content coding
+/// (trimmed, case as sent) and its quality in thousandths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preference<'a> {
+    pub value: &'a str,
+    pub quality: u16,
+}
+
+/// The members of every `values` header, in order; empty members are skipped.
+pub fn preferences<'a>(
+    values: impl Iterator<Item = &'a HeaderValue>,
+) -> impl Iterator<Item = Preference<'a>> {
+    values
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|text| text.split(','))
+        .filter_map(|item| {
+            let (value, parameters) = item.split_once(';').unwrap_or((item, ""));
+            let value = value.trim();
+            (!value.is_empty()).then(|| Preference {
+                value,
+                quality: quality(parameters),
+            })
+        })
+}
+
+/// How much `Accept` likes `media_type` (RFC 9110 §12.5.1): the quality of the most specific
+/// range that matches it (`type/subtype`, then `type/*`, then `*/*`); 1000 when no `Accept`
+/// was sent, 0 when nothing matches.
+pub fn media_quality<'a>(accept: impl Iterator<Item = &'a HeaderValue>, media_type: &str) -> u16 {
+    let kind = media_type.split('/').next().unwrap_or_default();
+    let mut any = false;
+    let mut best: Option<(u8, u16)> = None;
+    for preference in preferences(accept) {
+        any = true;
+        let (range_type, range_subtype) = preference.value.split_once('/').unwrap_or(("", ""));
+        let specificity = if preference.value.eq_ignore_ascii_case(media_type) {
+            3
+        } else if range_subtype == "*" && range_type.eq_ignore_ascii_case(kind) {
+            2
+        } else if preference.value == "*/*" {
+            1
+        } else {
+            continue;
+        };
+        if best.is_none_or(|(found, _)| specificity > found) {
+            best = Some((specificity, preference.quality));
+        }
+    }
+    match best {
+        Some((_, quality)) => quality,
+        None if any => 0,
+        None => 1000,
+    }
+}
+
+/// The quality `Accept` gives `media_type` by name (no wildcards): `None` when unnamed.
+pub fn named_quality<'a>(
+    accept: impl Iterator<Item = &'a HeaderValue>,
+    media_type: &str,
+) -> Option<u16> {
+    preferences(accept)
+        .filter(|preference| preference.value.eq_ignore_ascii_case(media_type))
+        .map(|preference| preference.quality)
+        .last()
+}
+
 /// Picks the precomputed encoding to send, or `None` for the identity bytes. Among
 /// acceptable encodings the highest q wins, ties go to the smaller format (br before gzip),
 /// and an encoding is used only if the client likes it at least as much as identity.
@@ -53,25 +121,20 @@ pub fn choose_encoding<'a>(
     let mut identity: Option<u16> = None;
     let mut wildcard: Option<u16> = None;
     let mut seen_any = false;
-    for value in accept_encoding {
-        let Ok(text) = value.to_str() else { continue };
-        for item in text.split(',') {
-            let (coding, parameters) = item.split_once(';').unwrap_or((item, ""));
-            let coding = coding.trim();
-            if coding.is_empty() {
-                continue;
-            }
-            seen_any = true;
-            let q = quality(parameters);
-            if coding.eq_ignore_ascii_case("br") {
-                explicit[0] = Some(q);
-            } else if coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") {
-                explicit[1] = Some(q);
-            } else if coding.eq_ignore_ascii_case("identity") {
-                identity = Some(q);
-            } else if coding == "*" {
-                wildcard = Some(q);
-            }
+    for Preference {
+        value: coding,
+        quality: q,
+    } in preferences(accept_encoding)
+    {
+        seen_any = true;
+        if coding.eq_ignore_ascii_case("br") {
+            explicit[0] = Some(q);
+        } else if coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") {
+            explicit[1] = Some(q);
+        } else if coding.eq_ignore_ascii_case("identity") {
+            identity = Some(q);
+        } else if coding == "*" {
+            wildcard = Some(q);
         }
     }
     if !seen_any {
@@ -143,6 +206,41 @@ fn opaque(tag: &[u8]) -> &[u8] {
 mod tests {
     use super::*;
     use bytes::Bytes;
+
+    fn accept(header: &'static str) -> Vec<HeaderValue> {
+        vec![HeaderValue::from_static(header)]
+    }
+
+    #[test]
+    fn the_most_specific_media_range_decides() {
+        for (header, json) in [
+            ("application/json", 1000),
+            ("text/event-stream, application/json", 1000),
+            ("application/*;q=0.5", 500),
+            ("*/*;q=0.2", 200),
+            ("application/json;q=0, */*", 0),
+            ("application/json; q=0.000", 0),
+            ("*/*;q=0, application/json;q=0.7", 700),
+            ("text/html", 0),
+            ("APPLICATION/JSON;Q=0.9", 900),
+            (" , ", 1000),
+        ] {
+            assert_eq!(
+                media_quality(accept(header).iter(), "application/json"),
+                json,
+                "{header}"
+            );
+        }
+        assert_eq!(media_quality(std::iter::empty(), "application/json"), 1000);
+    }
+
+    #[test]
+    fn named_quality_ignores_wildcards() {
+        let header = accept("text/markdown;q=0.9, text/html;q=0.8, */*");
+        assert_eq!(named_quality(header.iter(), "text/markdown"), Some(900));
+        assert_eq!(named_quality(header.iter(), "text/html"), Some(800));
+        assert_eq!(named_quality(header.iter(), "application/json"), None);
+    }
 
     fn both() -> BTreeMap<Encoding, Representation> {
         Encoding::ALL

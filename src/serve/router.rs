@@ -17,7 +17,7 @@ use hyper::header::{
 use hyper::{Method, Request, Response, StatusCode, Version};
 
 use super::reply::{self, Body};
-use super::{api, origin, statics, App};
+use super::{api, negotiate, origin, statics, App};
 use crate::auth::access::AccessTokenError;
 use crate::auth::bearer::{self, Presented};
 use crate::auth::endpoints::{self, Answer, Minting, PostRequest, MAX_BODY_BYTES};
@@ -90,31 +90,12 @@ fn serves_when_dynamic_only(path: &str) -> bool {
     path.starts_with("/api/")
 }
 
-/// True when `Accept` asks for `text/markdown` at least as much as for `text/html`.
+/// True when `Accept` names `text/markdown` and likes it at least as much as `text/html`
+/// (a wildcard alone keeps the HTML: browsers send `*/*`).
 fn wants_markdown(headers: &HeaderMap) -> bool {
-    let mut markdown: Option<f32> = None;
-    let mut html: Option<f32> = None;
-    for value in headers.get_all(ACCEPT) {
-        let Ok(text) = value.to_str() else { continue };
-        for item in text.split(',') {
-            let mut parts = item.split(';');
-            let range = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
-            let q = parts
-                .filter_map(|p| {
-                    p.trim()
-                        .strip_prefix("q=")
-                        .and_then(|q| q.trim().parse::<f32>().ok())
-                })
-                .next()
-                .unwrap_or(1.0);
-            match range.as_str() {
-                "text/markdown" => markdown = Some(q),
-                "text/html" => html = Some(q),
-                _ => {}
-            }
-        }
-    }
-    matches!(markdown, Some(q) if q > 0.0 && q >= html.unwrap_or(0.0))
+    let accept = || headers.get_all(ACCEPT).iter();
+    let markdown = negotiate::named_quality(accept(), "text/markdown").unwrap_or(0);
+    markdown > 0 && markdown >= negotiate::named_quality(accept(), "text/html").unwrap_or(0)
 }
 
 fn dynamic_endpoint(path: &str) -> Option<Endpoint> {
@@ -262,12 +243,8 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
     }
     match endpoint {
         Endpoint::Authorize => {
-            let wants_html = request
-                .headers()
-                .get_all(ACCEPT)
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .any(|accept| accept.contains("text/html"));
+            let accept = request.headers().get_all(ACCEPT).iter();
+            let wants_html = negotiate::named_quality(accept, "text/html").is_some_and(|q| q > 0);
             endpoints::authorize(wants_html, &app.config.base_url).into_response()
         }
         Endpoint::Claim => endpoints::claim().into_response(),
@@ -597,31 +574,10 @@ fn check_origin(app: &App, headers: &HeaderMap) -> Option<Response<Body>> {
     ))
 }
 
-/// Whether `Accept` allows a JSON answer. Missing, `*/*`, `application/*` and
-/// `application/json` all do; so does any list that names `text/event-stream` along with them.
+/// Whether `Accept` allows a JSON answer: missing, or a matching range (`application/json`,
+/// `application/*`, `*/*`, the most specific deciding) with a quality above 0.
 fn accepts_json(headers: &HeaderMap) -> bool {
-    let mut seen = false;
-    for value in headers.get_all(ACCEPT) {
-        let Ok(text) = value.to_str() else { continue };
-        for item in text.split(',') {
-            let (range, parameters) = item.split_once(';').unwrap_or((item, ""));
-            let range = range.trim().to_ascii_lowercase();
-            if range.is_empty() {
-                continue;
-            }
-            seen = true;
-            let refused = parameters.split(';').any(|p| {
-                matches!(
-                    p.trim().replace(' ', "").as_str(),
-                    "q=0" | "q=0.0" | "q=0.00" | "q=0.000"
-                )
-            });
-            if !refused && matches!(range.as_str(), "application/json" | "application/*" | "*/*") {
-                return true;
-            }
-        }
-    }
-    !seen
+    negotiate::media_quality(headers.get_all(ACCEPT).iter(), "application/json") > 0
 }
 
 async fn mcp_post(app: &App, request: Request<Incoming>) -> Response<Body> {
