@@ -266,8 +266,7 @@ struct IdentityBlock<'a> {
 /// `POST /oauth2/token` form parameters, as read from the form.
 #[derive(JsonSchema)]
 pub(crate) struct TokenRequest<'a> {
-    #[schemars(required, extend("enum" = [JWT_BEARER_GRANT, CLIENT_CREDENTIALS_GRANT]))]
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = [JWT_BEARER_GRANT, CLIENT_CREDENTIALS_GRANT]))]
     grant_type: Option<&'a str>,
     /// The identity_assertion; required for the jwt-bearer grant.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -314,8 +313,7 @@ impl<'a> TokenRequest<'a> {
 #[derive(JsonSchema)]
 pub(crate) struct RevocationRequest<'a> {
     /// An access token or an identity assertion.
-    #[schemars(required, length(min = 1))]
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
     token: Option<&'a str>,
     /// Accepted and not needed: the token's form says what it is.
     #[serde(skip_serializing_if = "Option::is_none")]

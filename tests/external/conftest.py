@@ -1,5 +1,6 @@
 """Starts the real `dossier` binary for checks made with tools written by others."""
 
+import contextlib
 import os
 import subprocess
 import tempfile
@@ -27,8 +28,9 @@ class Server:
             return error.code, error.headers, error.read()
 
 
-@pytest.fixture(scope="session")
-def server():
+@contextlib.contextmanager
+def running_server():
+    """A fresh server with its own state (and so its own rate limits)."""
     state = tempfile.mkdtemp(prefix="dossier-state-")
     process = subprocess.Popen(
         [dossier_binary(), "serve", "--addr", "127.0.0.1:0",
@@ -39,6 +41,14 @@ def server():
     line = process.stdout.readline().strip()
     prefix = "dossier listening on "
     assert line.startswith(prefix), f"unexpected first line: {line!r}"
-    yield Server(line[len(prefix):])
-    process.terminate()
-    process.wait(timeout=10)
+    try:
+        yield Server(line[len(prefix):])
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def server():
+    with running_server() as server:
+        yield server

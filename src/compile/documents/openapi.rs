@@ -88,7 +88,7 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
     company_get["get"]["responses"]["400"] = json!({"$ref": "#/components/responses/BadRequest"});
     company_get["get"]["responses"]["401"] = json!({"$ref": "#/components/responses/InvalidToken"});
     let limit = |default: usize, max: usize| json!({"name": "limit", "in": "query", "required": false, "description": "How many items at most.", "schema": {"type": "integer", "minimum": 1, "maximum": max, "default": default}});
-    let cursor = json!({"name": "cursor", "in": "query", "required": false, "description": "The `next_cursor` of the previous answer (also in its `Link: rel=\"next\"`).", "schema": {"type": "string"}});
+    let cursor = json!({"name": "cursor", "in": "query", "required": false, "description": "The `next_cursor` of the previous answer (also in its `Link: rel=\"next\"`).", "schema": {"type": "string", "minLength": 1}});
     if let Some(parameters) = company_get["get"]["parameters"].as_array_mut() {
         parameters.push(limit(
             crate::listing::DEFAULT_LIMIT,
@@ -116,18 +116,27 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
         item["head"]["parameters"] = json!([parameter]);
         item
     };
-    let path_parameter = |name: &str, description: &str| json!({"name": name, "in": "path", "required": true, "description": description, "schema": {"type": "string"}});
+    let slug = id_parameter(
+        "slug",
+        "A page slug",
+        input.site.pages.iter().map(|p| p.slug.as_str()),
+    );
+    let division_id = id_parameter(
+        "division_id",
+        "A division id",
+        input.site.divisions.iter().map(|d| d.id.as_str()),
+    );
     let page_get = api_document(
         "getPage",
         "One page, with its Markdown and its URL",
         schema_ref::<PageDocument>(),
-        path_parameter("slug", "A page slug"),
+        slug.clone(),
     );
     let division_get = api_document(
         "getDivision",
         "One division, with its pages listed",
         schema_ref::<DivisionDocument>(),
-        path_parameter("division_id", "A division id"),
+        division_id.clone(),
     );
     let mut search_get = document_get(
         "searchCompany",
@@ -200,15 +209,14 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
         "getContentPage",
         "One content page, for people (and as Markdown)",
     );
-    for (item, name, description) in [
-        (&mut division_page, "division_id", "A division id"),
-        (&mut content_page, "slug", "A page slug"),
+    for (item, parameter) in [
+        (&mut division_page, &division_id),
+        (&mut content_page, &slug),
     ] {
         if let Some(parameters) = item["get"]["parameters"].as_array_mut() {
-            parameters.push(json!({"name": name, "in": "path", "required": true, "description": description, "schema": {"type": "string"}}));
+            parameters.push(parameter.clone());
         }
-        item["head"]["parameters"] =
-            json!([{"name": name, "in": "path", "required": true, "schema": {"type": "string"}}]);
+        item["get"]["responses"]["404"] = json!({"$ref": "#/components/responses/NotFound"});
     }
     paths_object.insert(
         paths::INDEX.into(),
@@ -291,20 +299,10 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
         "llms.txt for one division: its pages as Markdown links",
         "text/plain",
     );
-    let division_id = json!({"name": "division_id", "in": "path", "required": true, "description": "A division id", "schema": {"type": "string"}});
-    for method in ["get", "head"] {
-        if let Some(operation) = division_llms[method].as_object_mut() {
-            match operation
-                .get_mut("parameters")
-                .and_then(Value::as_array_mut)
-            {
-                Some(parameters) => parameters.push(division_id.clone()),
-                None => {
-                    operation.insert("parameters".into(), json!([division_id.clone()]));
-                }
-            }
-        }
+    if let Some(parameters) = division_llms["get"]["parameters"].as_array_mut() {
+        parameters.push(division_id.clone());
     }
+    division_llms["get"]["responses"]["404"] = json!({"$ref": "#/components/responses/NotFound"});
     paths_object.insert("/divisions/{division_id}/llms.txt".into(), division_llms);
     paths_object.insert(
         paths::FAVICON.into(),
@@ -391,12 +389,16 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
     for (path, item) in auth_paths() {
         paths_object.insert(path.into(), item);
     }
+    for item in paths_object.values_mut() {
+        complete_operations(item);
+    }
 
     json!({
         "openapi": "3.1.0",
         "info": {
             "title": format!("{} company information", company.name),
             "version": env!("CARGO_PKG_VERSION"),
+            "license": {"name": "MIT", "identifier": "MIT"},
             "description": format!(
                 "Public, read-only information about {}: the company, its divisions, its pages and how to contact them. No authentication is needed; agents that want a bearer token can register anonymously as described in {}.",
                 company.name,
@@ -457,6 +459,57 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
             "schemas": schemas()
         }
     })
+}
+
+/// Path ids: an enum of the ids that exist while there are few (so clients and test
+/// generators know them), else their shape. A slug never names one of the site's own paths.
+fn id_parameter<'a>(
+    name: &str,
+    description: &str,
+    ids: impl ExactSizeIterator<Item = &'a str>,
+) -> Value {
+    const MAX_ENUM: usize = 100;
+    let schema = if ids.len() <= MAX_ENUM {
+        json!({"type": "string", "enum": ids.collect::<Vec<_>>()})
+    } else {
+        json!({
+            "type": "string",
+            "pattern": crate::content::rules::ID_PATTERN,
+            "not": {"enum": paths::RESERVED_SLUGS}
+        })
+    };
+    json!({"name": name, "in": "path", "required": true, "description": description, "schema": schema})
+}
+
+/// What every operation of a path item says the same way: HEAD takes GET's parameters and
+/// answers with its statuses, and an operation without a `security` works without one
+/// (`security: []`, stated so tools need not guess).
+fn complete_operations(item: &mut Value) {
+    if let (Some(get), Some(_)) = (item.get("get").cloned(), item.get("head")) {
+        let head = &mut item["head"];
+        if let Some(parameters) = get.get("parameters") {
+            head["parameters"] = parameters.clone();
+        }
+        if let (Some(responses), Some(head_responses)) = (
+            get.get("responses").and_then(Value::as_object),
+            head.get_mut("responses").and_then(Value::as_object_mut),
+        ) {
+            for (status, response) in responses {
+                if status != "200" {
+                    head_responses
+                        .entry(status.clone())
+                        .or_insert_with(|| response.clone());
+                }
+            }
+        }
+    }
+    if let Some(operations) = item.as_object_mut() {
+        for operation in operations.values_mut() {
+            if let Some(operation) = operation.as_object_mut() {
+                operation.entry("security").or_insert_with(|| json!([]));
+            }
+        }
+    }
 }
 
 /// The JSON Schemas of every body, derived from the types that serialize them.
@@ -581,14 +634,30 @@ fn auth_paths() -> Vec<(&'static str, Value)> {
                 "tags": ["company"],
                 "security": [{}, {"agentAuth": ["company:read"]}],
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {
-                    "type": "object",
-                    "required": ["jsonrpc"],
-                    "properties": {
-                        "jsonrpc": {"type": "string", "enum": ["2.0"]},
-                        "id": {"type": ["string", "integer"]},
-                        "method": {"type": "string"},
-                        "params": {"type": "object"}
-                    }
+                    "oneOf": [
+                        {
+                            "title": "Request",
+                            "type": "object",
+                            "required": ["jsonrpc", "id", "method"],
+                            "properties": {
+                                "jsonrpc": {"const": "2.0"},
+                                "id": {"type": ["string", "integer"]},
+                                "method": {"type": "string", "minLength": 1},
+                                "params": {"type": "object"}
+                            }
+                        },
+                        {
+                            "title": "Notification",
+                            "type": "object",
+                            "required": ["jsonrpc", "method"],
+                            "not": {"required": ["id"]},
+                            "properties": {
+                                "jsonrpc": {"const": "2.0"},
+                                "method": {"type": "string", "minLength": 1},
+                                "params": {"type": "object"}
+                            }
+                        }
+                    ]
                 }}}},
                 "responses": {
                     "200": {"description": "A JSON-RPC result or error (legacy-era errors other than parse and invalid request use 200).", "content": {"application/json": {"schema": {"type": "object"}}}},
