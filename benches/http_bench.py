@@ -25,7 +25,7 @@ import time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DOSSIER = os.path.join(ROOT, "target", "release", "dossier")
+DOSSIER = os.environ.get("DOSSIER_BIN") or os.path.join(ROOT, "target", "release", "dossier")
 
 
 def ensure_tools():
@@ -127,10 +127,12 @@ def to_micros(value):
     return float(number) * {"us": 1, "ms": 1000, "s": 1_000_000}[unit]
 
 
-def run_wrk(url, headers, duration, connections):
+def run_wrk(url, headers, duration, connections, script=None):
     command = ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency"]
     for header in headers:
         command += ["-H", header]
+    if script:
+        command += ["-s", script]
     output = subprocess.run(command + [url], capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
     p50 = to_micros(re.search(r"^\s+50%\s+(\S+)", output, re.M).group(1))
@@ -294,6 +296,32 @@ def main():
                 print(f"{case:32} {name:8} {rps:10.0f} {p50:9.0f} {p99:9.0f}   rounds: "
                       + ", ".join(f"{r[0]:.0f}" for r in runs), flush=True)
             print(f"{case:32} ratio dossier/nginx: {medians['dossier'] / medians['nginx']:.2f}x", flush=True)
+
+        # MCP `tools/call get_company` answers the same record as GET /api/company, from a
+        # result cached per revision inside a JSON-RPC envelope: same run, alternating.
+        case = "POST /mcp get_company"
+        if not (args.only and args.only not in case):
+            script = os.path.join(workdir, "mcp.lua")
+            with open(script, "w") as f:
+                f.write('wrk.method = "POST"\n'
+                        'wrk.headers["Content-Type"] = "application/json"\n'
+                        'wrk.headers["Accept"] = "application/json, text/event-stream"\n'
+                        'wrk.body = \'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+                        '"params":{"name":"get_company","arguments":{}}}\'\n')
+            results = {"GET /api/company": [], "POST /mcp": []}
+            for _ in range(args.rounds):
+                results["GET /api/company"].append(
+                    run_wrk(servers["dossier"] + "/api/company", [], args.duration, args.connections))
+                results["POST /mcp"].append(
+                    run_wrk(servers["dossier"] + "/mcp", [], args.duration, args.connections, script))
+            medians = {}
+            for name, runs in results.items():
+                medians[name] = statistics.median(r[0] for r in runs)
+                print(f"{case:32} {name[:8]:8} {medians[name]:10.0f} "
+                      f"{statistics.median(r[1] for r in runs):9.0f} {statistics.median(r[2] for r in runs):9.0f}"
+                      "   rounds: " + ", ".join(f"{r[0]:.0f}" for r in runs), flush=True)
+            print(f"{case:32} ratio mcp/get: {medians['POST /mcp'] / medians['GET /api/company']:.2f}x "
+                  "(goal >= 0.80)", flush=True)
 
         # Bearer GETs on an instance whose revocations live in Redis, against the embedded
         # store: the token check must stay in memory either way.

@@ -321,7 +321,7 @@ async fn a_panicking_handler_costs_one_request_not_the_server() {
             if request.uri().path() == "/boom" {
                 panic!("a handler bug");
             }
-            Response::new(http_body_util::Full::new(bytes::Bytes::from_static(
+            Response::new(dossier::serve::reply::Body::new(bytes::Bytes::from_static(
                 b"fine",
             )))
         },

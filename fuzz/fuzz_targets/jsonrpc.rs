@@ -30,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
     let reply = mcp::handle(catalog(), &headers, body);
     if let Some(body) = reply.body {
         // Every answer is one JSON-RPC message.
-        let value: serde_json::Value = serde_json::from_slice(&body).expect("answer is JSON");
+        let value: serde_json::Value = serde_json::from_slice(&body.to_vec()).expect("answer is JSON");
         assert_eq!(value["jsonrpc"], "2.0");
     }
     let _ = mcp::jsonrpc::parse(data);

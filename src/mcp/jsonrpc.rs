@@ -4,6 +4,7 @@
 //! are written by splicing a precomputed result object into the envelope, so the only
 //! per-request serialization is the `id`.
 
+use bytes::Bytes;
 use serde_json::{Map, Value};
 
 pub const PARSE_ERROR: i64 = -32700;
@@ -150,15 +151,9 @@ pub fn parse(body: &[u8]) -> Result<Message, Invalid> {
 }
 
 /// `{"jsonrpc":"2.0","id":…,"result":<result>}` with `result` already serialized.
-pub fn result(id: &Id, result: &[u8]) -> Vec<u8> {
-    let id = id.json();
-    let mut out = Vec::with_capacity(result.len() + id.len() + 40);
-    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    out.extend_from_slice(id.as_bytes());
-    out.extend_from_slice(b",\"result\":");
-    out.extend_from_slice(result);
-    out.extend_from_slice(b"}");
-    out
+pub fn result(id: &Id, result: Bytes) -> super::Chunks {
+    let start = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":", id.json());
+    super::Chunks(vec![Bytes::from(start), result, Bytes::from_static(b"}")])
 }
 
 /// A JSON-RPC error object; `id` is `null` when it could not be read.
@@ -250,7 +245,7 @@ mod tests {
             let Message::Request { id: parsed, .. } = parse(body.as_bytes()).unwrap() else {
                 panic!("{body}")
             };
-            let answer = result(&parsed, b"{}");
+            let answer = result(&parsed, Bytes::from_static(b"{}")).to_vec();
             let expected = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#);
             assert_eq!(String::from_utf8(answer).unwrap(), expected);
             let failed = error(Some(&parsed), INVALID_PARAMS, "x", None);
@@ -266,7 +261,7 @@ mod tests {
     fn envelopes() {
         let id = Id::from_json("\"abc\"").unwrap();
         assert_eq!(
-            result(&id, b"{}"),
+            result(&id, Bytes::from_static(b"{}")).to_vec(),
             br#"{"jsonrpc":"2.0","id":"abc","result":{}}"#
         );
         let error: Value = serde_json::from_slice(&error(None, PARSE_ERROR, "bad", None)).unwrap();

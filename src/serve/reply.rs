@@ -1,16 +1,80 @@
 //! Building responses: the one JSON error shape and the headers every response carries.
 
+use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::LazyLock;
+use std::task::{Context, Poll};
 
-use crate::error_body::ErrorBody;
 use bytes::Bytes;
-use http_body_util::Full;
+use hyper::body::{Frame, SizeHint};
 use hyper::header::{HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 
 use crate::compile::cdn::COMMON_HEADERS;
+use crate::error_body::ErrorBody;
 
-pub type Body = Full<Bytes>;
+/// A response body: one buffer (almost every response: a precompiled artifact's `Bytes`),
+/// or a few sent one after the other without being copied into one (an MCP answer: its
+/// envelope around a result cached per content revision; hyper writes them vectored).
+#[derive(Debug, Default)]
+pub enum Body {
+    #[default]
+    Empty,
+    One(Bytes),
+    Several(std::vec::IntoIter<Bytes>),
+}
+
+impl Body {
+    pub fn new(bytes: Bytes) -> Body {
+        if bytes.is_empty() {
+            Body::Empty
+        } else {
+            Body::One(bytes)
+        }
+    }
+
+    pub fn chunks(chunks: Vec<Bytes>) -> Body {
+        Body::Several(chunks.into_iter())
+    }
+}
+
+impl hyper::body::Body for Body {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let this = self.get_mut();
+        let next = match this {
+            Body::Empty => None,
+            Body::One(_) => match std::mem::take(this) {
+                Body::One(bytes) => Some(bytes),
+                _ => None,
+            },
+            Body::Several(chunks) => chunks.next(),
+        };
+        Poll::Ready(next.map(|bytes| Ok(Frame::data(bytes))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            Body::Empty => true,
+            Body::One(_) => false,
+            Body::Several(chunks) => chunks.as_slice().is_empty(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        let length = match self {
+            Body::Empty => 0,
+            Body::One(bytes) => bytes.len(),
+            Body::Several(chunks) => chunks.as_slice().iter().map(Bytes::len).sum(),
+        };
+        SizeHint::with_exact(length as u64)
+    }
+}
 
 pub const JSON: HeaderValue = HeaderValue::from_static("application/json");
 pub const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
@@ -38,7 +102,7 @@ pub fn error(status: StatusCode, code: &str, description: &str) -> Response<Body
         error_description: description,
     })
     .unwrap_or_default();
-    let mut response = Response::new(Full::new(Bytes::from(body)));
+    let mut response = Response::new(Body::new(Bytes::from(body)));
     *response.status_mut() = status;
     response.headers_mut().insert(CONTENT_TYPE, JSON);
     response.headers_mut().insert(CACHE_CONTROL, NO_STORE);
@@ -59,7 +123,7 @@ pub fn finish(mut response: Response<Body>) -> Response<Body> {
 impl crate::auth::endpoints::Answer {
     /// Auth answers carry credentials or describe one request: never stored by caches.
     pub fn into_response(self) -> Response<Body> {
-        let mut response = Response::new(Full::new(Bytes::from(self.body)));
+        let mut response = Response::new(Body::new(Bytes::from(self.body)));
         *response.status_mut() = self.status;
         let headers = response.headers_mut();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static(self.content_type));

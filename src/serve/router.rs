@@ -630,7 +630,7 @@ async fn mcp_post(app: &App, request: Request<Incoming>) -> Response<Body> {
     let answer = mcp::handle(&app.live().mcp, &headers, &body);
     match answer.body {
         Some(body) => {
-            let mut response = Response::new(Body::new(Bytes::from(body)));
+            let mut response = Response::new(Body::chunks(body.0));
             *response.status_mut() = answer.status;
             response.headers_mut().insert(CONTENT_TYPE, reply::JSON);
             response

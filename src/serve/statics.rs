@@ -1,7 +1,6 @@
 //! Responses for precompiled artifacts: conditional GET, encoding negotiation, HEAD.
 //! Nothing here computes a body; it picks one and clones its `Bytes`.
 
-use http_body_util::Full;
 use hyper::header::{
     HeaderMap, HeaderValue, ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG,
     IF_NONE_MATCH, VARY,
@@ -21,11 +20,11 @@ pub fn respond(artifact: &Artifact, request: &HeaderMap) -> Response<Body> {
     let not_modified = request.contains_key(IF_NONE_MATCH)
         && none_match(request.get_all(IF_NONE_MATCH).iter(), &representation.etag);
     let mut response = if not_modified {
-        let mut response = Response::new(Full::default());
+        let mut response = Response::new(Body::Empty);
         *response.status_mut() = StatusCode::NOT_MODIFIED;
         response
     } else {
-        let mut response = Response::new(Full::new(representation.body.clone()));
+        let mut response = Response::new(Body::new(representation.body.clone()));
         response
             .headers_mut()
             .insert(CONTENT_TYPE, artifact.content_type.clone());

@@ -1,0 +1,215 @@
+//! Every MCP method, from a parsed request to its result bytes or a [`Failure`].
+
+use bytes::Bytes;
+use hyper::StatusCode;
+use serde_json::{json, Map, Value};
+
+use super::catalog::{capabilities, object, page_of_cursor, to_bytes, tool_result, Catalog};
+use super::era::{Era, LATEST_LEGACY, LEGACY_VERSIONS};
+use super::tools::{self, Tool};
+use super::{jsonrpc, prompts};
+
+/// A JSON-RPC error with the HTTP status its era gives it.
+pub(super) struct Failure {
+    pub(super) code: i64,
+    pub(super) message: String,
+    pub(super) data: Option<Value>,
+}
+
+impl Failure {
+    pub(super) fn new(code: i64, message: impl Into<String>) -> Failure {
+        Failure {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    pub(super) fn with_data(mut self, data: Value) -> Failure {
+        self.data = Some(data);
+        self
+    }
+}
+
+pub(super) fn status_for(code: i64, era: Era) -> StatusCode {
+    match (code, era) {
+        (jsonrpc::PARSE_ERROR | jsonrpc::INVALID_REQUEST | jsonrpc::UNSUPPORTED_VERSION, _) => {
+            StatusCode::BAD_REQUEST
+        }
+        (jsonrpc::INVALID_PARAMS | jsonrpc::HEADER_MISMATCH, Era::Modern) => {
+            StatusCode::BAD_REQUEST
+        }
+        (jsonrpc::METHOD_NOT_FOUND, Era::Modern) => StatusCode::NOT_FOUND,
+        _ => StatusCode::OK,
+    }
+}
+
+fn no_cursor(params: &Map<String, Value>) -> Result<(), Failure> {
+    match params.get("cursor") {
+        None | Some(Value::Null) => Ok(()),
+        Some(_) => Err(Failure::new(
+            jsonrpc::INVALID_PARAMS,
+            "invalid cursor: this list has one page",
+        )),
+    }
+}
+
+fn dynamic(catalog: &Catalog, era: Era, result: Map<String, Value>, cacheable: bool) -> Bytes {
+    Bytes::from(catalog.for_era(era, to_bytes(&result), cacheable))
+}
+
+pub(super) fn dispatch(
+    catalog: &Catalog,
+    era: Era,
+    method: &str,
+    params: &Map<String, Value>,
+) -> Result<Bytes, Failure> {
+    let not_found = || {
+        Failure::new(
+            jsonrpc::METHOD_NOT_FOUND,
+            format!("method not found: {method}"),
+        )
+    };
+    match (era, method) {
+        (Era::Legacy, "initialize") => {
+            let requested = params.get("protocolVersion").and_then(Value::as_str);
+            let version = requested
+                .filter(|v| LEGACY_VERSIONS.contains(v))
+                .unwrap_or(LATEST_LEGACY);
+            let result = object(json!({
+                "protocolVersion": version,
+                "capabilities": capabilities(Era::Legacy),
+                "serverInfo": catalog.server_info,
+                "instructions": catalog.instructions,
+            }));
+            Ok(Bytes::from(to_bytes(&result)))
+        }
+        (Era::Legacy, "ping" | "logging/setLevel") => Ok(Bytes::from_static(b"{}")),
+        (Era::Modern, "server/discover") => Ok(catalog.discover.clone()),
+        (_, "tools/list") => {
+            no_cursor(params)?;
+            Ok(catalog.tools_list.for_era(era).clone())
+        }
+        (_, "tools/call") => {
+            let Some(name) = params.get("name").and_then(Value::as_str) else {
+                return Err(Failure::new(
+                    jsonrpc::INVALID_PARAMS,
+                    "params.name (the tool) is required",
+                ));
+            };
+            let empty = Map::new();
+            let arguments = match params.get("arguments") {
+                None | Some(Value::Null) => &empty,
+                Some(Value::Object(arguments)) => arguments,
+                Some(_) => {
+                    return Err(Failure::new(
+                        jsonrpc::INVALID_PARAMS,
+                        "params.arguments must be an object",
+                    ))
+                }
+            };
+            let tool = Tool::from_name(name);
+            let key = match (tool, arguments.len()) {
+                (_, 0) => Some(String::new()),
+                (Some(Tool::GetDivision), 1) => arguments
+                    .get("division_id")
+                    .and_then(Value::as_str)
+                    .map(String::from),
+                _ => None,
+            };
+            if let (Some(tool), Some(key)) = (tool, key) {
+                if let Some(precomputed) = catalog.tool_results.get(&(tool, key)) {
+                    return Ok(precomputed.for_era(era).clone());
+                }
+            }
+            match tools::call(
+                &catalog.site,
+                &catalog.base,
+                &catalog.search,
+                name,
+                arguments,
+            ) {
+                Some(outcome) => Ok(dynamic(catalog, era, tool_result(outcome), false)),
+                None => Err(Failure::new(
+                    jsonrpc::INVALID_PARAMS,
+                    format!("unknown tool `{name}`; tools: {}", Tool::names()),
+                )),
+            }
+        }
+        (_, "resources/list") => {
+            let page = match params.get("cursor") {
+                None | Some(Value::Null) => 0,
+                Some(Value::String(cursor)) => page_of_cursor(cursor)
+                    .filter(|page| *page < catalog.resource_pages.len())
+                    .ok_or_else(|| Failure::new(jsonrpc::INVALID_PARAMS, "invalid cursor"))?,
+                Some(_) => return Err(Failure::new(jsonrpc::INVALID_PARAMS, "invalid cursor")),
+            };
+            Ok(catalog.resource_pages[page].for_era(era).clone())
+        }
+        (_, "resources/templates/list") => {
+            no_cursor(params)?;
+            Ok(catalog.templates_list.for_era(era).clone())
+        }
+        (_, "resources/read") => {
+            let Some(uri) = params.get("uri").and_then(Value::as_str) else {
+                return Err(Failure::new(
+                    jsonrpc::INVALID_PARAMS,
+                    "params.uri is required",
+                ));
+            };
+            if let Some(precomputed) = catalog.fixed_reads.get(uri) {
+                return Ok(precomputed.for_era(era).clone());
+            }
+            match catalog.read_result(uri) {
+                Some(legacy) => Ok(Bytes::from(catalog.for_era(era, legacy, true))),
+                None => Err(Failure::new(
+                    jsonrpc::INVALID_PARAMS,
+                    format!("resource not found: {uri}"),
+                )
+                .with_data(json!({"uri": uri}))),
+            }
+        }
+        (_, "prompts/list") => {
+            no_cursor(params)?;
+            Ok(catalog.prompts_list.for_era(era).clone())
+        }
+        (_, "prompts/get") => {
+            let name = params
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if name != prompts::BRIEFING {
+                return Err(Failure::new(
+                    jsonrpc::INVALID_PARAMS,
+                    format!("unknown prompt `{name}`; prompts: {}", prompts::BRIEFING),
+                ));
+            }
+            let division = params
+                .get("arguments")
+                .and_then(|a| a.get("division"))
+                .and_then(Value::as_str)
+                .filter(|d| !d.is_empty());
+            let result = prompts::briefing(&catalog.site, division)
+                .map_err(|message| Failure::new(jsonrpc::INVALID_PARAMS, message))?;
+            Ok(dynamic(catalog, era, object(result), false))
+        }
+        (_, "completion/complete") => {
+            let reference = params.get("ref").cloned().unwrap_or(Value::Null);
+            let argument = params.get("argument");
+            let name = argument.and_then(|a| a.get("name")).and_then(Value::as_str);
+            let value = argument
+                .and_then(|a| a.get("value"))
+                .and_then(Value::as_str);
+            let (Some(name), Some(value)) = (name, value) else {
+                return Err(Failure::new(
+                    jsonrpc::INVALID_PARAMS,
+                    "params.argument needs a name and a value",
+                ));
+            };
+            let result = prompts::complete(&catalog.site, &reference, name, value)
+                .map_err(|message| Failure::new(jsonrpc::INVALID_PARAMS, message))?;
+            Ok(dynamic(catalog, era, object(result), false))
+        }
+        _ => Err(not_found()),
+    }
+}
