@@ -424,17 +424,17 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         &args.allowed_origins,
         local.ip().is_loopback(),
     );
-    let mut app = App::new(
+    let app = App::new(
         config,
         auth,
         Arc::new(SystemClock),
         source,
         version,
         origins,
-    );
-    app.dynamic_only = args.dynamic_only;
-    app.connections = connections;
-    app.proxies = proxies;
+    )
+    .with_dynamic_only(args.dynamic_only)
+    .with_connections(connections)
+    .with_proxies(proxies);
     let app = Arc::new(app);
     // The first version serves identity bytes at once; gzip and brotli follow.
     reload::compress_in_background(Arc::clone(&app));
@@ -587,7 +587,7 @@ async fn purge_revocations(app: Arc<App>) {
     let mut interval = tokio::time::interval(PURGE_INTERVAL);
     loop {
         interval.tick().await;
-        match app.auth.purge_expired(app.clock.now()).await {
+        match app.auth().purge_expired(app.clock().now()).await {
             Ok(0) => {}
             Ok(count) => tracing::info!(count, "purged expired revocations"),
             Err(error) => tracing::warn!(%error, "purging revocations failed"),

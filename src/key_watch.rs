@@ -41,9 +41,9 @@ pub fn spawn(app: Arc<App>, state_dir: PathBuf, shared: Option<SharedKeys>) {
 
 async fn run(app: Arc<App>, state_dir: PathBuf, shared: Option<SharedKeys>) {
     let path = state_dir.join(KEYRING_FILE);
-    let mut installed = app.auth.keys().keyring().to_text();
+    let mut installed = app.auth().keys().keyring().to_text();
     let mut file = stamp(&path);
-    let mut published = app.auth.published_jwks(app.clock.now());
+    let mut published = app.auth().published_jwks(app.clock().now());
     let mut trouble: Option<String> = None;
     let mut interval = tokio::time::interval(POLL);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -64,8 +64,8 @@ async fn run(app: Arc<App>, state_dir: PathBuf, shared: Option<SharedKeys>) {
                     let text = keyring.to_text();
                     if text != installed {
                         let kid = keyring.current().identity.kid().to_string();
-                        let related = keyring.shares_a_generation(app.auth.keys().keyring());
-                        match app.auth.install_keys(keyring) {
+                        let related = keyring.shares_a_generation(app.auth().keys().keyring());
+                        match app.auth().install_keys(keyring) {
                             Ok(()) => {
                                 installed = text;
                                 changed = true;
@@ -84,7 +84,7 @@ async fn run(app: Arc<App>, state_dir: PathBuf, shared: Option<SharedKeys>) {
                 Err(error) => problem = Some(error.to_string()),
             }
         }
-        let now_published = app.auth.published_jwks(app.clock.now());
+        let now_published = app.auth().published_jwks(app.clock().now());
         if changed || now_published != published {
             published = now_published;
             let app = Arc::clone(&app);

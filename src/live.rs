@@ -2,12 +2,15 @@
 //!
 //! A request loads the current [`Live`] once and uses that version to the end, so it never
 //! sees a mix of two revisions. Producing a new `Live` (from `content/` or from a `build/`)
-//! happens here; swapping it in is [`crate::serve::App::replace`].
+//! happens here, and so does swapping it in: [`LiveState`] owns the swap, so `reload` needs no
+//! server and the server holds one `LiveState` it never replaces.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
+
+use arc_swap::{ArcSwap, Guard};
 
 use serde::Serialize;
 
@@ -391,5 +394,73 @@ impl Live {
             artifacts: Arc::clone(&self.artifacts),
             mcp: Arc::clone(&self.mcp),
         }
+    }
+}
+
+/// The version being served, swapped as one value. Requests load it once each; reloads,
+/// background compression and content errors replace it.
+pub struct LiveState {
+    live: ArcSwap<Live>,
+    source: Source,
+    started_at: SystemTime,
+}
+
+impl LiveState {
+    pub fn new(version: &Version, source: Source, started_at: SystemTime) -> LiveState {
+        let live = Live::new(version, ContentStatus::Ok, &source, started_at);
+        LiveState {
+            live: ArcSwap::from_pointee(live),
+            source,
+            started_at,
+        }
+    }
+
+    /// The current version. Hold the guard for the whole request.
+    pub fn current(&self) -> Guard<Arc<Live>> {
+        self.live.load()
+    }
+
+    /// Where versions are made from.
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// Swaps in a new version as one value; requests already running keep the old one.
+    pub fn install(&self, version: Version) {
+        let live = Live::new(&version, ContentStatus::Ok, &self.source, self.started_at);
+        self.live.store(Arc::new(live));
+    }
+
+    /// Replaces the live artifacts with the same ones plus compressed variants, if the live
+    /// version is still `revision`; false when a newer version was installed meanwhile.
+    pub fn install_encodings(&self, revision: &str, artifacts: ArtifactSet) -> bool {
+        let current = self.live.load();
+        if current.artifacts.revision() != revision || artifacts.revision() != revision {
+            return false;
+        }
+        let version = Version {
+            artifacts: Arc::new(artifacts),
+            mcp: Arc::clone(&current.mcp),
+        };
+        let live = Live::new(
+            &version,
+            current.status.clone(),
+            &self.source,
+            self.started_at,
+        );
+        self.live.store(Arc::new(live));
+        true
+    }
+
+    /// Keeps serving the current version and reports why the latest edit was not taken.
+    pub fn report_errors(&self, errors: Vec<ContentError>) {
+        let current = self.live.load().version();
+        let live = Live::new(
+            &current,
+            ContentStatus::Error(errors),
+            &self.source,
+            self.started_at,
+        );
+        self.live.store(Arc::new(live));
     }
 }

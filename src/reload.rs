@@ -27,7 +27,7 @@ use notify::{Event, EventKind, RecursiveMode, Watcher};
 use crate::compile::ArtifactSet;
 use crate::config::Compression;
 use crate::content::ContentError;
-use crate::live::{self, ContentStatus, LoadError, Version};
+use crate::live::{self, ContentStatus, LiveState, LoadError, Version};
 use crate::serve::App;
 
 /// How long the directory must be quiet before a batch of events is compiled.
@@ -68,7 +68,8 @@ fn relevant(event: &Event, targets: &[PathBuf]) -> bool {
 
 /// Starts watching the app's source directory. The thread ends when the process does.
 pub fn watch(app: Arc<App>) -> Result<JoinHandle<()>, WatchError> {
-    let target = std::path::absolute(app.source.dir()).map_err(|e| WatchError(e.to_string()))?;
+    let target = std::path::absolute(app.live_state().source().dir())
+        .map_err(|e| WatchError(e.to_string()))?;
     let parent = target
         .parent()
         .map(Path::to_path_buf)
@@ -83,7 +84,7 @@ pub fn watch(app: Arc<App>) -> Result<JoinHandle<()>, WatchError> {
         .map_err(|e| WatchError(format!("{}: {e}", target.display())))?;
     let mut targets = vec![target.clone()];
     // User templates are part of the site: editing one recompiles like editing content.
-    if let Some(templates) = &app.config.templates {
+    if let Some(templates) = &app.config().templates {
         let templates = std::path::absolute(templates).map_err(|e| WatchError(e.to_string()))?;
         watcher
             .watch(&templates, RecursiveMode::Recursive)
@@ -177,9 +178,10 @@ pub fn reload(app: &Arc<App>) {
         let _one_at_a_time = RELOADING
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let jwks = app.auth.published_jwks(app.clock.now());
-        reload_with(app, |previous| {
-            live::prepare(&app.source, &app.config, &jwks, Some(previous))
+        let jwks = app.auth().published_jwks(app.clock().now());
+        let live = app.live_state();
+        reload_with(live, |previous| {
+            live::prepare(live.source(), app.config(), &jwks, Some(previous))
         });
     }
     compress_in_background(Arc::clone(app));
@@ -193,7 +195,7 @@ static COMPRESSION_JOB: AtomicU64 = AtomicU64::new(0);
 /// sent without compression: a response never waits for it, and never gets a variant of
 /// other bytes (each variant has its own ETag, made with it).
 pub fn compress_in_background(app: Arc<App>) {
-    if app.config.compression != Compression::Deferred {
+    if app.config().compression != Compression::Deferred {
         return;
     }
     let job = COMPRESSION_JOB.fetch_add(1, Ordering::SeqCst) + 1;
@@ -211,7 +213,10 @@ pub fn compress_in_background(app: Arc<App>) {
             let _one_at_a_time = RELOADING
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
-            if app.install_encodings(artifacts.revision(), compressed) {
+            if app
+                .live_state()
+                .install_encodings(artifacts.revision(), compressed)
+            {
                 tracing::info!(
                     revision = artifacts.revision(),
                     compress_ms = started.elapsed().as_millis() as u64,
@@ -227,9 +232,12 @@ pub fn compress_in_background(app: Arc<App>) {
 /// Swaps in what `compile` makes of the source, or reports why not. A panic inside
 /// `compile` (a bug, or a library choking on some input) is reported like a content error:
 /// the last good version keeps serving and `/api/health` says what happened.
-pub fn reload_with(app: &App, compile: impl FnOnce(&ArtifactSet) -> Result<Version, LoadError>) {
+pub fn reload_with(
+    live: &LiveState,
+    compile: impl FnOnce(&ArtifactSet) -> Result<Version, LoadError>,
+) {
     let started = Instant::now();
-    let current = app.live();
+    let current = live.current();
     let result = std::panic::catch_unwind(AssertUnwindSafe(|| compile(&current.artifacts)))
         .unwrap_or_else(|panic| {
             let message = panic_message(panic.as_ref());
@@ -249,7 +257,7 @@ pub fn reload_with(app: &App, compile: impl FnOnce(&ArtifactSet) -> Result<Versi
             let previous = current.artifacts.revision().to_string();
             let revision = version.artifacts.revision().to_string();
             drop(current);
-            app.install(version);
+            live.install(version);
             tracing::info!(
                 %revision,
                 %previous,
@@ -262,7 +270,7 @@ pub fn reload_with(app: &App, compile: impl FnOnce(&ArtifactSet) -> Result<Versi
             let errors = match error {
                 LoadError::Content(errors) => errors.0,
                 other => vec![ContentError {
-                    file: app.source.dir().to_path_buf(),
+                    file: live.source().dir().to_path_buf(),
                     line: 0,
                     field: "-".into(),
                     message: other.to_string(),
@@ -277,7 +285,7 @@ pub fn reload_with(app: &App, compile: impl FnOnce(&ArtifactSet) -> Result<Versi
                 "reload refused; still serving the last good version"
             );
             drop(current);
-            app.report_errors(errors);
+            live.report_errors(errors);
         }
     }
 }

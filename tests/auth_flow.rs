@@ -116,7 +116,7 @@ async fn registration_returns_a_signed_assertion_in_both_shapes() {
     assert_eq!(header["typ"], "oauth-id-jag+jwt");
     assert_eq!(
         header["kid"],
-        server.app.auth.keys().keyring().current().identity.kid()
+        server.app.auth().keys().keyring().current().identity.kid()
     );
     let claims = decode_part(assertion, 1);
     assert_eq!(claims["iss"], server.base.as_str());
@@ -295,9 +295,9 @@ async fn the_whole_flow_register_exchange_call_revoke() {
 #[tokio::test]
 async fn client_credentials_needs_no_secret_and_never_trusts_the_client_id() {
     let server = TestServer::start().await;
-    let keys = server.app.auth.keys();
+    let keys = server.app.auth().keys();
     let key = [&keys.keyring().current().access];
-    let audience = server.app.auth.audience().to_string();
+    let audience = server.app.auth().audience().to_string();
     let mut subjects = Vec::new();
     for body in [
         "grant_type=client_credentials",
@@ -527,7 +527,7 @@ async fn forged_and_misused_assertions_are_invalid_grant() {
     );
     let public = server
         .app
-        .auth
+        .auth()
         .keys()
         .keyring()
         .current()

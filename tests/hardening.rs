@@ -63,13 +63,15 @@ fn complete_response(bytes: &[u8]) -> Option<String> {
 }
 
 /// A server on the sample content, with `configure` applied to its app before it starts.
-async fn start_configured(configure: impl FnOnce(&mut dossier::serve::App)) -> TestServer {
+async fn start_configured(
+    configure: impl FnOnce(dossier::serve::App) -> dossier::serve::App,
+) -> TestServer {
     start_with_limits(RateLimits::default(), configure).await
 }
 
 async fn start_with_limits(
     limits: RateLimits,
-    configure: impl FnOnce(&mut dossier::serve::App),
+    configure: impl FnOnce(dossier::serve::App) -> dossier::serve::App,
 ) -> TestServer {
     TestServer::start_configured(
         Source::Content(common::sample_content()),
@@ -152,8 +154,14 @@ async fn look_alike_loopback_origins_and_hosts_are_refused_on_mcp() {
 
 #[tokio::test]
 async fn a_body_that_never_arrives_gets_408_and_the_connection_is_closed() {
-    let server =
-        start_configured(|app| app.connections.body_timeout = Duration::from_millis(500)).await;
+    let server = start_configured(|app| {
+        let connections = app.connections();
+        app.with_connections(ConnectionLimits {
+            body_timeout: Duration::from_millis(500),
+            ..connections
+        })
+    })
+    .await;
     let addr = host_port(&server);
     for path in ["/oauth2/revoke", "/oauth2/token", "/mcp"] {
         let mut stream = TcpStream::connect(&addr).await.unwrap();
@@ -239,11 +247,11 @@ async fn connect_from(local: &str, server: &str) -> TcpStream {
 #[tokio::test]
 async fn one_address_cannot_hold_every_connection() {
     let server = start_configured(|app| {
-        app.connections = ConnectionLimits {
+        app.with_connections(ConnectionLimits {
             total: 6,
             per_client: 3,
             ..ConnectionLimits::default()
-        }
+        })
     })
     .await;
     let addr = host_port(&server);
@@ -348,7 +356,7 @@ async fn a_panicking_handler_costs_one_request_not_the_server() {
 async fn a_panic_while_compiling_keeps_the_last_good_version() {
     let server = TestServer::start().await;
     let before = server.get("/api/company", &[]).await;
-    dossier::reload::reload_with(&server.app, |_| panic!("a compiler bug"));
+    dossier::reload::reload_with(server.app.live_state(), |_| panic!("a compiler bug"));
     let health = server.get("/api/health", &[]).await.json();
     assert_eq!(health["content"]["status"], "error");
     let message = health["content"]["errors"][0]["message"].as_str().unwrap();
@@ -582,7 +590,7 @@ async fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_limit() {
         token_per_minute: 120,
     };
     let server = start_with_limits(limits, |app| {
-        app.proxies = TrustedProxies::new(&["127.0.0.1/32".into()], None).unwrap()
+        app.with_proxies(TrustedProxies::new(&["127.0.0.1/32".into()], None).unwrap())
     })
     .await;
     let register = |forwarded: &'static str| {

@@ -434,19 +434,19 @@ async fn bearer_tokens_are_optional_but_checked_when_present() {
 
     // A token minted with this server's key, for this server's audience, is accepted.
     let app = &server.app;
-    let now = dossier::clock::Clock::now(app.clock.as_ref());
+    let now = dossier::clock::Clock::now(app.clock().as_ref());
     let claims = dossier::auth::access::claims(
-        app.config.base_url.as_str(),
-        &app.config.base_url.join("/"),
+        app.config().base_url.as_str(),
+        &app.config().base_url.join("/"),
         "anon_test",
         "company:read",
-        app.config.auth.access_token_lifetime,
+        app.config().auth.access_token_lifetime,
         now,
         None,
     )
     .unwrap();
-    let token =
-        dossier::auth::access::mint(&app.auth.keys().keyring().current().access, &claims).unwrap();
+    let token = dossier::auth::access::mint(&app.auth().keys().keyring().current().access, &claims)
+        .unwrap();
     let authorized = server
         .get(
             "/api/company",
@@ -467,7 +467,7 @@ async fn bearer_tokens_are_optional_but_checked_when_present() {
     // The same token after it expires (the clock moves; nothing sleeps).
     server
         .clock
-        .advance(app.config.auth.access_token_lifetime + Duration::from_secs(61));
+        .advance(app.config().auth.access_token_lifetime + Duration::from_secs(61));
     let expired = server
         .get(
             "/api/company",
@@ -668,7 +668,7 @@ async fn jwks_publishes_the_identity_key() {
     assert_eq!(key["use"], "sig");
     assert_eq!(
         key["kid"],
-        server.app.auth.keys().keyring().current().identity.kid()
+        server.app.auth().keys().keyring().current().identity.kid()
     );
     use base64::Engine;
     for coordinate in ["x", "y"] {

@@ -208,6 +208,23 @@ pub enum Minting {
     Token,
 }
 
+/// Proof that one request passed its client's rate limit: [`AuthService::register`] and
+/// [`AuthService::token`] each take one, so no caller can mint a credential without the
+/// limit. Only [`AuthService::admit`] makes them, before the body is read, so a client
+/// over its limit costs no body read.
+#[derive(Debug)]
+#[must_use = "a permit is spent by register or token"]
+pub struct Admitted {
+    kind: Minting,
+}
+
+impl Admitted {
+    /// The endpoint this permit is for.
+    pub fn kind(&self) -> Minting {
+        self.kind
+    }
+}
+
 /// Per-address limits for the endpoints that mint credentials.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RateLimits {
@@ -367,11 +384,25 @@ impl AuthService {
         kind: Minting,
         client: IpAddr,
         now: SystemTime,
-    ) -> Result<(), Answer> {
+    ) -> Result<Admitted, Answer> {
         match kind {
-            Minting::Registration => self.register_limit.admit(client, now).await,
-            Minting::Token => self.token_limit.admit(client, now).await,
+            Minting::Registration => self.register_limit.admit(client, now).await?,
+            Minting::Token => self.token_limit.admit(client, now).await?,
         }
+        Ok(Admitted { kind })
+    }
+
+    /// A permit for the wrong endpoint is a bug in the caller, answered like one.
+    fn spend(admitted: Admitted, kind: Minting) -> Result<(), Answer> {
+        if admitted.kind == kind {
+            return Ok(());
+        }
+        tracing::error!(?kind, "a rate-limit permit was spent on the wrong endpoint");
+        Err(Answer::error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            "the request could not be admitted",
+        ))
     }
 
     /// The keys in use now.
@@ -435,7 +466,15 @@ impl AuthService {
     }
 
     /// `POST /agent/identity`: `{"type": "anonymous"}` in, an identity assertion out.
-    pub fn register(&self, request: PostRequest<'_>, now: SystemTime) -> Answer {
+    pub fn register(
+        &self,
+        admitted: Admitted,
+        request: PostRequest<'_>,
+        now: SystemTime,
+    ) -> Answer {
+        if let Err(answer) = Self::spend(admitted, Minting::Registration) {
+            return answer;
+        }
         if !form::is_media_type(request.content_type, "application/json") {
             return Answer::bad_request(
                 "invalid_request",
@@ -519,7 +558,10 @@ impl AuthService {
     }
 
     /// `POST /oauth2/token`: the jwt-bearer grant and secretless `client_credentials`.
-    pub fn token(&self, request: PostRequest<'_>, now: SystemTime) -> Answer {
+    pub fn token(&self, admitted: Admitted, request: PostRequest<'_>, now: SystemTime) -> Answer {
+        if let Err(answer) = Self::spend(admitted, Minting::Token) {
+            return answer;
+        }
         let form = match form::parse(request.content_type, request.body) {
             Ok(form) => form,
             Err(error) => return Answer::bad_request("invalid_request", &error.description()),

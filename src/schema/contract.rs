@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{json, Value};
 
-use crate::auth::endpoints::{AuthService, PostRequest, RateLimits};
+use crate::auth::endpoints::{AuthService, Minting, PostRequest, RateLimits};
 use crate::auth::keys::Keyring;
 use crate::auth::store::{EmbeddedStore, StoreHealth};
 use crate::compile::{compile, ArtifactSet, CompileInput};
@@ -142,8 +142,8 @@ fn computed_answers_match_their_published_schemas() {
     fixture.check("Health", "degraded health", &degraded);
 }
 
-#[test]
-fn auth_answers_match_their_published_schemas() {
+#[tokio::test]
+async fn auth_answers_match_their_published_schemas() {
     let fixture = fixture();
     let state = tempfile::tempdir().unwrap();
     let now = SystemTime::now();
@@ -160,26 +160,33 @@ fn auth_answers_match_their_published_schemas() {
         authorization: None,
         body,
     };
-    let registration = service.register(post("application/json", br#"{"type":"anonymous"}"#), now);
+    let client = std::net::IpAddr::from([192, 0, 2, 1]);
+    let registration = service
+        .admit(Minting::Registration, client, now)
+        .await
+        .unwrap();
+    let registration = service.register(
+        registration,
+        post("application/json", br#"{"type":"anonymous"}"#),
+        now,
+    );
     let registration: Value = serde_json::from_slice(&registration.body).unwrap();
     fixture.check("Registration", "registration", &registration);
 
-    let token = service.token(
-        post(
-            "application/x-www-form-urlencoded",
-            b"grant_type=client_credentials",
-        ),
-        now,
-    );
+    let token = service.admit(Minting::Token, client, now).await.unwrap();
+    let form = "application/x-www-form-urlencoded";
+    let token = service.token(token, post(form, b"grant_type=client_credentials"), now);
     let token: Value = serde_json::from_slice(&token.body).unwrap();
     fixture.check("TokenResponse", "token", &token);
 
+    let refused_grant = service.admit(Minting::Token, client, now).await.unwrap();
+    let refused_registration = service
+        .admit(Minting::Registration, client, now)
+        .await
+        .unwrap();
     for refused in [
-        service.token(
-            post("application/x-www-form-urlencoded", b"grant_type=password"),
-            now,
-        ),
-        service.register(post("application/json", b"[]"), now),
+        service.token(refused_grant, post(form, b"grant_type=password"), now),
+        service.register(refused_registration, post("application/json", b"[]"), now),
         crate::auth::endpoints::claim(),
     ] {
         let error: Value = serde_json::from_slice(&refused.body).unwrap();

@@ -16,36 +16,33 @@ mod statics;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::SystemTime;
 
-use arc_swap::{ArcSwap, Guard};
+use arc_swap::Guard;
 use tokio::net::TcpListener;
 
 use crate::auth::endpoints::AuthService;
 use crate::clock::Clock;
-use crate::compile::ArtifactSet;
 use crate::config::SiteConfig;
-use crate::content::ContentError;
-use crate::live::{ContentStatus, Live, Source, Version};
+use crate::live::{Live, LiveState, Source, Version};
 use client::TrustedProxies;
 use connection::ConnectionLimits;
 use origin::OriginPolicy;
 
-/// Everything a request may need, shared by all connections.
+/// Everything a request may need, shared by all connections. Built once, before serving
+/// starts (`App::new` and the `with_*` settings); what changes while serving (the live
+/// version) is inside [`LiveState`], and revocations and keys inside the auth service.
 pub struct App {
-    pub config: SiteConfig,
-    pub auth: AuthService,
-    pub clock: Arc<dyn Clock>,
-    pub source: Source,
-    pub origins: OriginPolicy,
+    config: SiteConfig,
+    auth: AuthService,
+    clock: Arc<dyn Clock>,
+    origins: OriginPolicy,
     /// Serve only the dynamic core (`serve --dynamic-only`).
-    pub dynamic_only: bool,
+    dynamic_only: bool,
     /// How many connections may be open at once.
-    pub connections: ConnectionLimits,
+    connections: ConnectionLimits,
     /// Proxies whose forwarding headers name the client.
-    pub proxies: TrustedProxies,
-    started_at: SystemTime,
-    live: ArcSwap<Live>,
+    proxies: TrustedProxies,
+    live: LiveState,
 }
 
 impl App {
@@ -57,64 +54,59 @@ impl App {
         version: Version,
         origins: OriginPolicy,
     ) -> App {
-        let started_at = clock.now();
-        let live = Live::new(&version, ContentStatus::Ok, &source, started_at);
+        let live = LiveState::new(&version, source, clock.now());
         App {
             config,
             auth,
             clock,
-            source,
             origins,
             dynamic_only: false,
             connections: ConnectionLimits::default(),
             proxies: TrustedProxies::default(),
-            started_at,
-            live: ArcSwap::from_pointee(live),
+            live,
         }
+    }
+
+    /// Serve only the dynamic core; the compiled documents come from a CDN.
+    pub fn with_dynamic_only(mut self, dynamic_only: bool) -> App {
+        self.dynamic_only = dynamic_only;
+        self
+    }
+
+    pub fn with_connections(mut self, connections: ConnectionLimits) -> App {
+        self.connections = connections;
+        self
+    }
+
+    pub fn with_proxies(mut self, proxies: TrustedProxies) -> App {
+        self.proxies = proxies;
+        self
+    }
+
+    pub fn config(&self) -> &SiteConfig {
+        &self.config
+    }
+
+    pub fn auth(&self) -> &AuthService {
+        &self.auth
+    }
+
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    pub fn connections(&self) -> ConnectionLimits {
+        self.connections
+    }
+
+    /// The swappable live version.
+    pub fn live_state(&self) -> &LiveState {
+        &self.live
     }
 
     /// The current version. Hold the guard for the whole request.
     pub fn live(&self) -> Guard<Arc<Live>> {
-        self.live.load()
-    }
-
-    /// Swaps in a new version as one value; requests already running keep the old one.
-    pub fn install(&self, version: Version) {
-        let live = Live::new(&version, ContentStatus::Ok, &self.source, self.started_at);
-        self.live.store(Arc::new(live));
-    }
-
-    /// Replaces the live artifacts with the same ones plus compressed variants, if the live
-    /// version is still `revision`; false when a newer version was installed meanwhile.
-    pub fn install_encodings(&self, revision: &str, artifacts: ArtifactSet) -> bool {
-        let current = self.live.load();
-        if current.artifacts.revision() != revision || artifacts.revision() != revision {
-            return false;
-        }
-        let version = Version {
-            artifacts: Arc::new(artifacts),
-            mcp: Arc::clone(&current.mcp),
-        };
-        let live = Live::new(
-            &version,
-            current.status.clone(),
-            &self.source,
-            self.started_at,
-        );
-        self.live.store(Arc::new(live));
-        true
-    }
-
-    /// Keeps serving the current version and reports why the latest edit was not taken.
-    pub fn report_errors(&self, errors: Vec<ContentError>) {
-        let current = self.live.load().version();
-        let live = Live::new(
-            &current,
-            ContentStatus::Error(errors),
-            &self.source,
-            self.started_at,
-        );
-        self.live.store(Arc::new(live));
+        self.live.current()
     }
 }
 

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
 use hyper::header::{
     HeaderMap, HeaderName, HeaderValue, ACCEPT, ACCESS_CONTROL_ALLOW_HEADERS,
     ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_MAX_AGE, ALLOW, AUTHORIZATION, CACHE_CONTROL,
@@ -20,7 +19,7 @@ use super::reply::{self, Body};
 use super::{api, negotiate, origin, statics, App};
 use crate::auth::access::AccessTokenError;
 use crate::auth::bearer::{self, Presented};
-use crate::auth::endpoints::{self, Answer, Minting, PostRequest, MAX_BODY_BYTES};
+use crate::auth::endpoints::{self, Admitted, Answer, Minting, PostRequest, MAX_BODY_BYTES};
 use crate::auth::form;
 use crate::mcp::{self, jsonrpc, McpHeaders};
 use crate::paths;
@@ -43,31 +42,35 @@ enum Endpoint {
     Mcp,
 }
 
+static READ: [Method; 2] = [Method::GET, Method::HEAD];
+static READ_OR_POST: [Method; 3] = [Method::GET, Method::HEAD, Method::POST];
+static POST: [Method; 1] = [Method::POST];
+
 impl Endpoint {
-    fn allow(self) -> HeaderValue {
-        HeaderValue::from_static(match self {
+    /// The methods an endpoint answers (besides `OPTIONS`, which every one answers): the one
+    /// table `Allow`, preflights and 405s are derived from.
+    fn methods(self) -> &'static [Method] {
+        match self {
             Endpoint::Artifact | Endpoint::Health | Endpoint::CompanyPage | Endpoint::Search => {
-                "GET, HEAD, OPTIONS"
+                &READ
             }
-            Endpoint::Authorize => "GET, HEAD, POST, OPTIONS",
+            Endpoint::Authorize => &READ_OR_POST,
             Endpoint::Register
             | Endpoint::Claim
             | Endpoint::Token
             | Endpoint::Revoke
-            | Endpoint::Mcp => "POST, OPTIONS",
-        })
+            | Endpoint::Mcp => &POST,
+        }
+    }
+
+    fn allow(self) -> HeaderValue {
+        let mut names: Vec<&str> = self.methods().iter().map(Method::as_str).collect();
+        names.push("OPTIONS");
+        HeaderValue::from_str(&names.join(", ")).unwrap_or(HeaderValue::from_static("OPTIONS"))
     }
 
     fn allows(self, method: &Method) -> bool {
-        match self {
-            Endpoint::Artifact | Endpoint::Health | Endpoint::CompanyPage | Endpoint::Search => {
-                method == Method::GET || method == Method::HEAD
-            }
-            Endpoint::Authorize => {
-                method == Method::GET || method == Method::HEAD || method == Method::POST
-            }
-            _ => method == Method::POST,
-        }
+        self.methods().contains(method)
     }
 }
 
@@ -115,14 +118,26 @@ const PREFLIGHT_HEADERS: HeaderValue = HeaderValue::from_static(
     "Authorization, Content-Type, Accept, If-None-Match, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID",
 );
 
-pub async fn handle(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Response<Body> {
+/// A request body the router can read: hyper's `Incoming` on a connection, any
+/// `Full<Bytes>` in a unit test.
+pub trait RequestBody: hyper::body::Body<Data = Bytes> + Unpin {}
+
+impl<B: hyper::body::Body<Data = Bytes> + Unpin> RequestBody for B {}
+
+/// Answers one request. Generic over the body, so routing, CORS, 404/405, bearer rules and
+/// the MCP transport are tested without a socket (see the tests below).
+pub async fn handle<B: RequestBody>(
+    app: &App,
+    peer: SocketAddr,
+    request: Request<B>,
+) -> Response<Body> {
     reply::finish(route(app, peer, request).await)
 }
 
 /// RFC 9112 §3.2: an HTTP/1.1 request has exactly one `Host`, and any request has at most
 /// one, with a value that can be a host. Which host is not checked here (the base URL, not
 /// `Host`, names this service), except on `/mcp` by the origin policy.
-fn check_host(request: &Request<Incoming>) -> Option<Response<Body>> {
+fn check_host<B>(request: &Request<B>) -> Option<Response<Body>> {
     let mut hosts = request.headers().get_all(HOST).iter();
     let problem = match (hosts.next(), hosts.next()) {
         (None, _) if request.version() >= Version::HTTP_11 => {
@@ -141,7 +156,7 @@ fn check_host(request: &Request<Incoming>) -> Option<Response<Body>> {
     ))
 }
 
-async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Response<Body> {
+async fn route<B: RequestBody>(app: &App, peer: SocketAddr, request: Request<B>) -> Response<Body> {
     if let Some(refusal) = check_host(&request) {
         return refusal;
     }
@@ -256,12 +271,12 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
             };
             // Resolved only here: forwarding headers matter for rate limits, not for reads.
             let client = app.proxies.client_address(peer, request.headers());
-            if let Err(refusal) = app.auth.admit(kind, client, app.clock.now()).await {
-                return refusal.into_response();
+            match app.auth.admit(kind, client, app.clock.now()).await {
+                Ok(admitted) => with_body(app, request, AuthPost::Mint(admitted)).await,
+                Err(refusal) => refusal.into_response(),
             }
-            with_body(app, request, endpoint).await
         }
-        Endpoint::Revoke => with_body(app, request, endpoint).await,
+        Endpoint::Revoke => with_body(app, request, AuthPost::Revoke).await,
         Endpoint::Mcp => mcp_post(app, request).await,
         Endpoint::Artifact | Endpoint::Health | Endpoint::CompanyPage | Endpoint::Search => {
             reply::error(StatusCode::NOT_FOUND, "not_found", "no such resource")
@@ -269,8 +284,19 @@ async fn route(app: &App, peer: SocketAddr, request: Request<Incoming>) -> Respo
     }
 }
 
+/// What an auth POST is, once admitted.
+enum AuthPost {
+    /// Registration or token, within its client's rate limit.
+    Mint(Admitted),
+    Revoke,
+}
+
 /// Reads a bounded body and hands the request to the auth core.
-async fn with_body(app: &App, request: Request<Incoming>, endpoint: Endpoint) -> Response<Body> {
+async fn with_body<B: RequestBody>(
+    app: &App,
+    request: Request<B>,
+    post: AuthPost,
+) -> Response<Body> {
     let (parts, body) = request.into_parts();
     let body = match read_body(
         &parts.headers,
@@ -292,16 +318,18 @@ async fn with_body(app: &App, request: Request<Incoming>, endpoint: Endpoint) ->
             .into_response()
         }
     };
-    let post = PostRequest {
+    let request = PostRequest {
         content_type: single_header(&parts.headers, CONTENT_TYPE),
         authorization: single_header(&parts.headers, AUTHORIZATION),
         body: &body,
     };
     let now = app.clock.now();
-    let answer = match endpoint {
-        Endpoint::Register => app.auth.register(post, now),
-        Endpoint::Token => app.auth.token(post, now),
-        _ => app.auth.revoke(post, now).await,
+    let answer = match post {
+        AuthPost::Mint(admitted) if admitted.kind() == Minting::Registration => {
+            app.auth.register(admitted, request, now)
+        }
+        AuthPost::Mint(admitted) => app.auth.token(admitted, request, now),
+        AuthPost::Revoke => app.auth.revoke(request, now).await,
     };
     answer.into_response()
 }
@@ -329,9 +357,9 @@ enum BodyError {
 const DRAIN_LIMIT: usize = 4 * 1024 * 1024;
 
 /// Reads a body of at most `limit` bytes within `timeout`, however slowly it is sent.
-async fn read_body(
+async fn read_body<B: RequestBody>(
     headers: &HeaderMap,
-    body: Incoming,
+    body: B,
     limit: usize,
     timeout: Duration,
 ) -> Result<Bytes, BodyError> {
@@ -370,7 +398,7 @@ async fn read_body(
 }
 
 /// Reads and discards up to [`DRAIN_LIMIT`] bytes of `body`, until `deadline` at the latest.
-async fn drain(body: &mut Incoming, deadline: tokio::time::Instant) {
+async fn drain<B: RequestBody>(body: &mut B, deadline: tokio::time::Instant) {
     let mut discarded = 0usize;
     while discarded < DRAIN_LIMIT {
         match tokio::time::timeout_at(deadline, body.frame()).await {
@@ -442,7 +470,7 @@ enum BearerRefusal {
     Other(Box<Response<Body>>),
 }
 
-fn check_bearer(app: &App, request: &Request<Incoming>) -> Result<(), BearerRefusal> {
+fn check_bearer<B>(app: &App, request: &Request<B>) -> Result<(), BearerRefusal> {
     if bearer::token_in_query(request.uri().query()) {
         return Err(BearerRefusal::Other(Box::new(reply::error(
             StatusCode::BAD_REQUEST,
@@ -512,9 +540,9 @@ fn invalid_token(app: &App, description: &str, metadata: &'static str) -> Respon
 
 /// The 401 for `/mcp`: the same challenge, with a JSON-RPC error body that carries the
 /// request's id when the body can be read (within the usual size and time limits).
-async fn mcp_unauthorized(
+async fn mcp_unauthorized<B: RequestBody>(
     app: &App,
-    request: Request<Incoming>,
+    request: Request<B>,
     description: &'static str,
 ) -> Response<Body> {
     let (parts, body) = request.into_parts();
@@ -580,7 +608,7 @@ fn accepts_json(headers: &HeaderMap) -> bool {
     negotiate::media_quality(headers.get_all(ACCEPT).iter(), "application/json") > 0
 }
 
-async fn mcp_post(app: &App, request: Request<Incoming>) -> Response<Body> {
+async fn mcp_post<B: RequestBody>(app: &App, request: Request<B>) -> Response<Body> {
     let (parts, body) = request.into_parts();
     let content_type = single_header(&parts.headers, CONTENT_TYPE);
     if !form::is_media_type(content_type, "application/json") {
@@ -643,5 +671,307 @@ async fn mcp_post(app: &App, request: Request<Incoming>) -> Response<Body> {
             *response.status_mut() = answer.status;
             response
         }
+    }
+}
+
+/// Routing rules, one a row, through [`handle`] with an in-memory body: no socket.
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use http_body_util::{BodyExt, Full};
+
+    use super::*;
+    use crate::auth::endpoints::{AuthService, RateLimits};
+    use crate::auth::keys::Keyring;
+    use crate::auth::store::EmbeddedStore;
+    use crate::clock::{Clock, SystemClock};
+    use crate::config::{AuthPolicy, BaseUrl, Compression, SiteConfig};
+    use crate::live::{self, Source};
+    use crate::serve::origin::OriginPolicy;
+
+    const BASE: &str = "http://127.0.0.1:8080";
+
+    fn app(state: &std::path::Path) -> App {
+        let config = SiteConfig {
+            base_url: BaseUrl::parse(BASE).unwrap(),
+            auth: AuthPolicy::default(),
+            templates: None,
+            compression: Compression::Deferred,
+        };
+        let now = crate::clock::unix_seconds(SystemClock.now());
+        let keys = Keyring::generate(now).unwrap();
+        let source =
+            Source::Content(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content"));
+        let jwks = keys.published_jwks(&config.auth, now);
+        let version = live::prepare(&source, &config, &jwks, None).unwrap();
+        let auth = AuthService::new(
+            config.base_url.clone(),
+            config.auth.clone(),
+            keys,
+            Box::new(EmbeddedStore::open(state).unwrap()),
+            RateLimits::default(),
+        )
+        .unwrap();
+        let origins = OriginPolicy::new(&config.base_url, &[], true);
+        App::new(
+            config,
+            auth,
+            Arc::new(SystemClock),
+            source,
+            version,
+            origins,
+        )
+    }
+
+    struct Answer {
+        status: u16,
+        headers: HeaderMap,
+        body: String,
+    }
+
+    async fn send(app: &App, request: Request<Full<Bytes>>) -> Answer {
+        let peer: SocketAddr = "192.0.2.7:40000".parse().unwrap();
+        let response = handle(app, peer, request).await;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        Answer {
+            status,
+            headers,
+            body: String::from_utf8_lossy(&bytes).into_owned(),
+        }
+    }
+
+    fn request(
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Request<Full<Bytes>> {
+        let mut builder = Request::builder().method(method).uri(path);
+        if !headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+        {
+            builder = builder.header(HOST, "127.0.0.1:8080");
+        }
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        builder
+            .body(Full::new(Bytes::from(body.to_string())))
+            .unwrap()
+    }
+
+    const MCP_JSON: [(&str, &str); 2] = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+    ];
+
+    /// A rule, the request, the status and a header or body piece it must produce.
+    #[tokio::test]
+    async fn routing_rules() {
+        let state = tempfile::tempdir().unwrap();
+        let app = app(state.path());
+        let ping = r#"{"jsonrpc":"2.0","id":41,"method":"ping"}"#;
+        let rows: Vec<(&str, Request<Full<Bytes>>, u16, &str)> = vec![
+            (
+                "an unknown path is a JSON 404",
+                request("GET", "/nope", &[], ""),
+                404,
+                r#""error":"not_found""#,
+            ),
+            (
+                "a document refuses POST and says what it allows",
+                request("POST", "/api/company", &[], ""),
+                405,
+                "allow: GET, HEAD, OPTIONS",
+            ),
+            (
+                "the token endpoint takes only POST",
+                request("GET", "/oauth2/token", &[], ""),
+                405,
+                "allow: POST, OPTIONS",
+            ),
+            (
+                "authorize answers GET, HEAD and POST",
+                request("DELETE", "/oauth2/authorize", &[], ""),
+                405,
+                "allow: GET, HEAD, POST, OPTIONS",
+            ),
+            (
+                "a preflight lists the methods",
+                request(
+                    "OPTIONS",
+                    "/mcp",
+                    &[("origin", "http://127.0.0.1:8080")],
+                    "",
+                ),
+                204,
+                "access-control-allow-methods: POST, OPTIONS",
+            ),
+            (
+                "every answer allows any origin",
+                request("GET", "/api/company", &[], ""),
+                200,
+                "access-control-allow-origin: *",
+            ),
+            (
+                "Markdown is chosen by Accept",
+                request("GET", "/", &[("accept", "text/markdown")], ""),
+                200,
+                "content-type: text/markdown",
+            ),
+            (
+                "a wildcard keeps the HTML",
+                request("GET", "/", &[("accept", "*/*")], ""),
+                200,
+                "content-type: text/html",
+            ),
+            (
+                "two Host headers are refused",
+                request("GET", "/", &[("host", "a"), ("host", "b")], ""),
+                400,
+                "one Host header",
+            ),
+            (
+                "a bad bearer token is 401 with a challenge",
+                request(
+                    "GET",
+                    "/api/company",
+                    &[("authorization", "Bearer junk")],
+                    "",
+                ),
+                401,
+                "www-authenticate: Bearer error=\"invalid_token\"",
+            ),
+            (
+                "a token in the query is refused",
+                request("GET", "/api/company?access_token=x", &[], ""),
+                400,
+                "only in the Authorization header",
+            ),
+            (
+                "pages of /api/company are computed",
+                request("GET", "/api/company?limit=1", &[], ""),
+                200,
+                "link: <",
+            ),
+            (
+                "search is computed",
+                request("GET", "/api/search?q=calibration", &[], ""),
+                200,
+                r#""results":["#,
+            ),
+            (
+                "MCP needs JSON",
+                request("POST", "/mcp", &[("content-type", "text/plain")], ping),
+                415,
+                "-32600",
+            ),
+            (
+                "MCP needs an Accept that allows JSON",
+                request(
+                    "POST",
+                    "/mcp",
+                    &[
+                        ("content-type", "application/json"),
+                        ("accept", "text/html"),
+                    ],
+                    ping,
+                ),
+                406,
+                "-32600",
+            ),
+            (
+                "MCP answers over the transport",
+                request("POST", "/mcp", &MCP_JSON, ping),
+                200,
+                r#""id":41,"result":{}"#,
+            ),
+            (
+                "MCP refuses a foreign Origin",
+                request(
+                    "POST",
+                    "/mcp",
+                    &[MCP_JSON[0], MCP_JSON[1], ("origin", "https://evil.example")],
+                    ping,
+                ),
+                403,
+                "origin",
+            ),
+            (
+                "a bad token on MCP is a JSON-RPC 401 with the id",
+                request(
+                    "POST",
+                    "/mcp",
+                    &[MCP_JSON[0], MCP_JSON[1], ("authorization", "Bearer junk")],
+                    ping,
+                ),
+                401,
+                r#""id":41"#,
+            ),
+            (
+                "revoking an unknown token is 200",
+                request(
+                    "POST",
+                    "/oauth2/revoke",
+                    &[("content-type", "application/x-www-form-urlencoded")],
+                    "token=unknown",
+                ),
+                200,
+                "{}",
+            ),
+            (
+                "claiming is not offered",
+                request("POST", "/agent/identity/claim", &[], ""),
+                400,
+                "claim_not_supported",
+            ),
+        ];
+        for (rule, request, status, expected) in rows {
+            let answer = send(&app, request).await;
+            let headers: String = answer
+                .headers
+                .iter()
+                .map(|(name, value)| format!("{name}: {}\n", value.to_str().unwrap_or_default()))
+                .collect();
+            assert_eq!(answer.status, status, "{rule}: {headers}{}", answer.body);
+            assert!(
+                headers.contains(expected) || answer.body.contains(expected),
+                "{rule}: {expected:?} not in\n{headers}{}",
+                answer.body
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_registration_then_a_token_then_a_bearer_read() {
+        let state = tempfile::tempdir().unwrap();
+        let app = app(state.path());
+        let json = [("content-type", "application/json")];
+        let registration = send(
+            &app,
+            request("POST", "/agent/identity", &json, r#"{"type":"anonymous"}"#),
+        )
+        .await;
+        assert_eq!(registration.status, 200, "{}", registration.body);
+        let registration: serde_json::Value = serde_json::from_str(&registration.body).unwrap();
+        let assertion = registration["identity_assertion"].as_str().unwrap();
+        let form = [("content-type", "application/x-www-form-urlencoded")];
+        let grant = format!(
+            "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion={assertion}"
+        );
+        let token = send(&app, request("POST", "/oauth2/token", &form, &grant)).await;
+        assert_eq!(token.status, 200, "{}", token.body);
+        let token: serde_json::Value = serde_json::from_str(&token.body).unwrap();
+        let bearer = format!("Bearer {}", token["access_token"].as_str().unwrap());
+        let read = send(
+            &app,
+            request("GET", "/api/company", &[("authorization", &bearer)], ""),
+        )
+        .await;
+        assert_eq!(read.status, 200);
     }
 }

@@ -242,18 +242,23 @@ impl TestServer {
         base: Option<BaseUrl>,
         limits: RateLimits,
     ) -> TestServer {
-        TestServer::start_configured(source, state, base, limits, |_| {}).await
+        TestServer::start_configured(source, state, base, limits, |app| app).await
     }
 
     /// A watching server on `content_dir` whose templates come from `templates`.
     pub async fn start_with_templates(content_dir: PathBuf, templates: PathBuf) -> TestServer {
         let source = Source::Content(content_dir);
         let state = tempfile::tempdir().unwrap();
-        let server =
-            TestServer::start_configured(source, state, None, RateLimits::default(), |app| {
-                app.config.templates = Some(templates)
-            })
-            .await;
+        let server = TestServer::start_inner(
+            source,
+            state,
+            None,
+            RateLimits::default(),
+            None,
+            Some(templates),
+            |app| app,
+        )
+        .await;
         dossier::reload::watch(server.app.clone()).unwrap();
         server
     }
@@ -263,7 +268,7 @@ impl TestServer {
         let source = Source::Content(sample_content());
         let state = tempfile::tempdir().unwrap();
         TestServer::start_configured(source, state, None, RateLimits::default(), |app| {
-            app.dynamic_only = true
+            app.with_dynamic_only(true)
         })
         .await
     }
@@ -273,9 +278,9 @@ impl TestServer {
         state: tempfile::TempDir,
         base: Option<BaseUrl>,
         limits: RateLimits,
-        configure: impl FnOnce(&mut App),
+        configure: impl FnOnce(App) -> App,
     ) -> TestServer {
-        TestServer::start_inner(source, state, base, limits, None, configure).await
+        TestServer::start_inner(source, state, base, limits, None, None, configure).await
     }
 
     /// A server on the sample content whose revocations go to `store` (opened in `state`).
@@ -290,7 +295,8 @@ impl TestServer {
             None,
             RateLimits::default(),
             Some(store),
-            |_| {},
+            None,
+            |app| app,
         )
         .await
     }
@@ -301,7 +307,8 @@ impl TestServer {
         base: Option<BaseUrl>,
         limits: RateLimits,
         store: Option<Box<dyn RevocationStore>>,
-        configure: impl FnOnce(&mut App),
+        templates: Option<PathBuf>,
+        configure: impl FnOnce(App) -> App,
     ) -> TestServer {
         let keys = Keyring::load_or_create(
             state.path(),
@@ -314,7 +321,7 @@ impl TestServer {
         let config = SiteConfig {
             base_url,
             auth: AuthPolicy::default(),
-            templates: None,
+            templates,
             compression: dossier::config::Compression::WhileCompiling,
         };
         let version = live::prepare(
@@ -359,15 +366,14 @@ impl TestServer {
             None => auth,
         };
         let origins = OriginPolicy::new(&config.base_url, &[], true);
-        let mut app = App::new(
+        let app = configure(App::new(
             config,
             auth,
             clock.clone() as Arc<dyn Clock>,
             source,
             version,
             origins,
-        );
-        configure(&mut app);
+        ));
         let app = Arc::new(app);
         let (shutdown, signal) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(serve::run(listener, app.clone(), async move {
