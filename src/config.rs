@@ -11,16 +11,9 @@ use std::time::Duration;
 #[serde(try_from = "String", into = "String")]
 pub struct BaseUrl(String);
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct BaseUrlError(String);
-
-impl fmt::Display for BaseUrlError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BaseUrlError {}
 
 impl BaseUrl {
     pub fn parse(value: &str) -> Result<Self, BaseUrlError> {

@@ -75,7 +75,7 @@ async fn run(app: Arc<App>, state_dir: PathBuf, shared: Option<SharedKeys>) {
                                     tracing::warn!(%kid, "the keyring was replaced by unrelated keys; credentials issued before no longer verify");
                                 }
                             }
-                            Err(error) => problem = Some(error),
+                            Err(error) => problem = Some(error.to_string()),
                         }
                     }
                 }

@@ -62,7 +62,8 @@ pub fn page_listing<'a>(base: &BaseUrl, page: &'a Page) -> PageListing<'a> {
 }
 
 /// Why a page of a list cannot be given.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.description())]
 pub enum PageError {
     /// The cursor is not one of ours.
     BadCursor,
@@ -80,14 +81,6 @@ impl PageError {
         }
     }
 }
-
-impl std::fmt::Display for PageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.description())
-    }
-}
-
-impl std::error::Error for PageError {}
 
 /// The cursor that continues after the item with `key`.
 pub fn cursor_after(key: &str) -> String {

@@ -5,7 +5,6 @@
 //! happens here, and so does swapping it in: [`LiveState`] owns the swap, so `reload` needs no
 //! server and the server holds one `LiveState` it never replaces.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -48,29 +47,21 @@ impl Source {
 }
 
 /// Why no artifact set could be produced.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    Content(ContentErrors),
-    Compile(compile::CompileError),
-    Build(output::OutputError),
+    #[error("{0}")]
+    Content(#[source] ContentErrors),
+    #[error("{0}")]
+    Compile(#[source] compile::CompileError),
+    #[error("{0}")]
+    Build(#[source] output::OutputError),
     /// The build was made for another origin or with another identity key.
+    #[error("{0}")]
     Mismatch(String),
     /// Compiling panicked; the message says where to look.
+    #[error("{0}")]
     Crashed(String),
 }
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LoadError::Content(errors) => write!(f, "{errors}"),
-            LoadError::Compile(error) => write!(f, "{error}"),
-            LoadError::Build(error) => write!(f, "{error}"),
-            LoadError::Mismatch(reason) | LoadError::Crashed(reason) => f.write_str(reason),
-        }
-    }
-}
-
-impl std::error::Error for LoadError {}
 
 /// Reads and compiles `content_dir`. `previous` lets unchanged artifacts keep their
 /// compressed variants.

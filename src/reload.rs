@@ -35,16 +35,9 @@ pub const QUIET: Duration = Duration::from_millis(25);
 /// The longest a batch waits for quiet, so a steady trickle of writes still gets compiled.
 pub const MAX_WAIT: Duration = Duration::from_millis(250);
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("cannot watch for changes: {0}")]
 pub struct WatchError(String);
-
-impl std::fmt::Display for WatchError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "cannot watch for changes: {}", self.0)
-    }
-}
-
-impl std::error::Error for WatchError {}
 
 /// (device, inode) of a directory, to notice when it is replaced by another one.
 fn identity(dir: &Path) -> Option<(u64, u64)> {
@@ -269,12 +262,10 @@ pub fn reload_with(
         Err(error) => {
             let errors = match error {
                 LoadError::Content(errors) => errors.0,
-                other => vec![ContentError {
-                    file: live.source().dir().to_path_buf(),
-                    line: 0,
-                    field: "-".into(),
-                    message: other.to_string(),
-                }],
+                other => vec![ContentError::whole_file(
+                    live.source().dir(),
+                    other.to_string(),
+                )],
             };
             for error in &errors {
                 tracing::warn!("{error}");

@@ -9,6 +9,7 @@
 //! right key is picked without trying each. Tokens minted before keys had ids have no footer;
 //! they are tried against every key that still opens tokens.
 
+use super::CryptoError;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
@@ -48,7 +49,8 @@ impl AccessClaims {
 }
 
 /// Why a presented access token is refused. The text is safe to show to the client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.description())]
 pub enum AccessTokenError {
     Malformed,
     BadSignature,
@@ -84,14 +86,13 @@ struct Footer {
 }
 
 /// Encrypts `claims` into a `v4.local.` token whose footer names `key`.
-pub fn mint(key: &AccessKey, claims: &AccessClaims) -> Result<String, String> {
-    let payload = serde_json::to_vec(claims).map_err(|e| e.to_string())?;
+pub fn mint(key: &AccessKey, claims: &AccessClaims) -> Result<String, CryptoError> {
+    let payload = serde_json::to_vec(claims)?;
     let footer = serde_json::to_vec(&Footer {
         kid: key.id().to_string(),
-    })
-    .map_err(|e| e.to_string())?;
+    })?;
     LocalToken::encrypt(key.key(), &payload, Some(&footer), Some(IMPLICIT_ASSERTION))
-        .map_err(|e| format!("{e:?}"))
+        .map_err(|e| CryptoError::Seal(format!("{e:?}")))
 }
 
 /// Builds the claims for a token issued at `now`.

@@ -8,6 +8,7 @@
 //! with the public key and every other algorithm-confusion trick fail at the first check.
 //! An independent JOSE library verifies our assertions against the JWKS in CI.
 
+use super::CryptoError;
 use std::time::{Duration, SystemTime};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -55,7 +56,8 @@ impl AssertionClaims {
 
 /// Why an assertion is refused, in the order the checks run. The descriptions are safe to
 /// return to the client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.description())]
 pub enum AssertionError {
     Malformed,
     Algorithm,
@@ -100,14 +102,14 @@ pub struct AssertionSigner {
 }
 
 impl AssertionSigner {
-    pub fn new(key: &IdentityKey) -> Result<AssertionSigner, String> {
+    pub fn new(key: &IdentityKey) -> Result<AssertionSigner, CryptoError> {
         let random = SystemRandom::new();
         let pair = EcdsaKeyPair::from_pkcs8(
             &signature::ECDSA_P256_SHA256_FIXED_SIGNING,
             key.pkcs8_der(),
             &random,
         )
-        .map_err(|e| format!("identity key rejected by ring: {e}"))?;
+        .map_err(|e| CryptoError::Key(format!("identity key rejected by ring: {e}")))?;
         Ok(AssertionSigner {
             pair,
             kid: key.kid().to_string(),
@@ -115,7 +117,7 @@ impl AssertionSigner {
         })
     }
 
-    pub fn sign(&self, claims: &AssertionClaims) -> Result<String, String> {
+    pub fn sign(&self, claims: &AssertionClaims) -> Result<String, CryptoError> {
         let header = Header {
             alg: ALGORITHM.into(),
             typ: Some(ASSERTION_TYPE.into()),
@@ -125,7 +127,7 @@ impl AssertionSigner {
         let signature = self
             .pair
             .sign(&self.random, signing_input.as_bytes())
-            .map_err(|e| format!("signing failed: {e}"))?;
+            .map_err(|e| CryptoError::Seal(e.to_string()))?;
         Ok(format!(
             "{signing_input}.{}",
             URL_SAFE_NO_PAD.encode(signature.as_ref())
@@ -133,10 +135,8 @@ impl AssertionSigner {
     }
 }
 
-fn encode_json<T: Serialize>(value: &T) -> Result<String, String> {
-    serde_json::to_vec(value)
-        .map(|json| URL_SAFE_NO_PAD.encode(json))
-        .map_err(|e| e.to_string())
+fn encode_json<T: Serialize>(value: &T) -> Result<String, CryptoError> {
+    Ok(URL_SAFE_NO_PAD.encode(serde_json::to_vec(value)?))
 }
 
 /// What a verifier expects of an assertion.

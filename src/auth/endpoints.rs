@@ -24,9 +24,9 @@ use super::assertion::{self, AssertionClaims, AssertionError, AssertionSigner, E
 use super::form::{self, Form};
 use super::keys::{Keyring, PublicJwk};
 use super::limits::RateLimiter;
-use super::random_id;
 use super::redis_store::SharedLimiter;
 use super::store::{RevocationStore, StoreError, StoreHealth};
+use super::{random_id, CryptoError};
 use crate::clock::{rfc3339, unix_seconds};
 use crate::config::{AuthPolicy, BaseUrl, CLIENT_CREDENTIALS_GRANT, JWT_BEARER_GRANT};
 use crate::paths;
@@ -142,7 +142,7 @@ pub struct ActiveKeys {
 }
 
 impl ActiveKeys {
-    pub fn new(keyring: Keyring, policy: &AuthPolicy) -> Result<ActiveKeys, String> {
+    pub fn new(keyring: Keyring, policy: &AuthPolicy) -> Result<ActiveKeys, CryptoError> {
         let signer = AssertionSigner::new(&keyring.current().identity)?;
         let points = keyring
             .generations()
@@ -357,7 +357,7 @@ impl AuthService {
         keys: Keyring,
         store: Box<dyn RevocationStore>,
         limits: RateLimits,
-    ) -> Result<AuthService, String> {
+    ) -> Result<AuthService, CryptoError> {
         let keys = ActiveKeys::new(keys, &policy)?;
         Ok(AuthService {
             audience: base_url.join("/"),
@@ -411,7 +411,7 @@ impl AuthService {
     }
 
     /// Starts using `keyring` (after a rotation) for every request from now on.
-    pub fn install_keys(&self, keyring: Keyring) -> Result<(), String> {
+    pub fn install_keys(&self, keyring: Keyring) -> Result<(), CryptoError> {
         self.keys
             .store(Arc::new(ActiveKeys::new(keyring, &self.policy)?));
         Ok(())
@@ -645,7 +645,7 @@ impl AuthService {
             now,
             assertion_jti,
         )
-        .map_err(|e| e.to_string())
+        .map_err(CryptoError::from)
         .and_then(|claims| access::mint(&self.keys.load().keyring.current().access, &claims));
         match minted {
             Ok(token) => Answer::json(

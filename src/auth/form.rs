@@ -5,7 +5,8 @@
 
 use std::collections::HashMap;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.description())]
 pub enum FormError {
     ContentType,
     Charset,

@@ -18,7 +18,6 @@
 //! already handed out. State directories from before the keyring (`identity-es256.pem` and
 //! `access-v4-local.paserk`) are taken over as its first generation.
 
-use std::fmt;
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -46,42 +45,17 @@ pub const LEGACY_ACCESS_FILE: &str = "access-v4-local.paserk";
 const FORMAT: &str = "dossier-keyring-1";
 
 /// Why the keys could not be made ready. Each variant names the file involved.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum KeyError {
+    #[error("key file {}: {source}", path.display())]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
-    Corrupt {
-        path: PathBuf,
-        reason: String,
-    },
+    #[error("key file {} is not usable ({reason}); it was left untouched. Restore it from a backup, or delete it to make a new key (every credential issued with the old key stops working)", path.display())]
+    Corrupt { path: PathBuf, reason: String },
+    #[error("cannot generate a key: {0}")]
     Generate(String),
-}
-
-impl fmt::Display for KeyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            KeyError::Io { path, source } => {
-                write!(f, "key file {}: {source}", path.display())
-            }
-            KeyError::Corrupt { path, reason } => write!(
-                f,
-                "key file {} is not usable ({reason}); it was left untouched. Restore it from a backup, or delete it to make a new key (every credential issued with the old key stops working)",
-                path.display()
-            ),
-            KeyError::Generate(reason) => write!(f, "cannot generate a key: {reason}"),
-        }
-    }
-}
-
-impl std::error::Error for KeyError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            KeyError::Io { source, .. } => Some(source),
-            _ => None,
-        }
-    }
 }
 
 /// The public half of an identity key as a JWK (RFC 7517), with its RFC 7638 thumbprint

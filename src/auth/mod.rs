@@ -17,6 +17,20 @@ pub mod store;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 
+/// A credential could not be made: a key is unusable, the system has no randomness, or
+/// encoding failed. Never the client's doing: logged, and answered with a 500.
+#[derive(Debug, thiserror::Error)]
+pub enum CryptoError {
+    #[error("the key is not usable: {0}")]
+    Key(String),
+    #[error("no randomness available: {0}")]
+    Random(#[from] getrandom::Error),
+    #[error("cannot encode the claims: {0}")]
+    Encode(#[from] serde_json::Error),
+    #[error("cannot sign or encrypt: {0}")]
+    Seal(String),
+}
+
 /// A fresh random identifier with a readable prefix (`reg_`, `at_`, ...): 128 random bits.
 pub fn random_id(prefix: &str) -> Result<String, getrandom::Error> {
     let mut bytes = [0u8; 16];

@@ -44,20 +44,13 @@ pub const RETRY_INTERVAL: Duration = Duration::from_secs(2);
 const MAX_BATCH: usize = 1024;
 
 /// Why the store could not do what was asked.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("revocation store: {message}")]
 pub struct StoreError {
     pub message: String,
     /// When asking again may succeed.
     pub retry_after: Duration,
 }
-
-impl fmt::Display for StoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "revocation store: {}", self.message)
-    }
-}
-
-impl std::error::Error for StoreError {}
 
 fn store_error(error: impl fmt::Display) -> StoreError {
     StoreError {

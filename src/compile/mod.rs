@@ -34,19 +34,12 @@ pub struct CompileInput<'a> {
 
 /// A document could not be produced. Content problems are caught earlier by `content`;
 /// this is about templates and serialization.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("cannot render {document}: {reason}")]
 pub struct CompileError {
     pub document: &'static str,
     pub reason: String,
 }
-
-impl fmt::Display for CompileError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot render {}: {}", self.document, self.reason)
-    }
-}
-
-impl std::error::Error for CompileError {}
 
 impl CompileError {
     fn new(document: &'static str, reason: impl fmt::Display) -> Self {

@@ -8,7 +8,6 @@
 //! renamed into place, so `build/` is always either the old complete build or the new one.
 
 use std::collections::{BTreeMap, HashSet};
-use std::fmt;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
@@ -62,30 +61,16 @@ pub struct EncodedFile {
     pub etag: String,
 }
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum OutputError {
+    #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
-    Manifest {
-        path: PathBuf,
-        reason: String,
-    },
+    #[error("{}: {reason}", path.display())]
+    Manifest { path: PathBuf, reason: String },
 }
-
-impl fmt::Display for OutputError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            OutputError::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            OutputError::Manifest { path, reason } => {
-                write!(f, "{}: {reason}", path.display())
-            }
-        }
-    }
-}
-
-impl std::error::Error for OutputError {}
 
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> OutputError + '_ {
     move |source| OutputError::Io {

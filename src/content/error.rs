@@ -18,6 +18,42 @@ pub struct ContentError {
     pub message: String,
 }
 
+/// The line of a problem that concerns a whole file (unreadable, missing, too large).
+pub const NO_LINE: usize = 0;
+/// The field of a problem no field names (a syntax error, a whole file).
+pub const NO_FIELD: &str = "-";
+
+impl ContentError {
+    /// A problem at `line` of `file`, in `field` (a dotted path such as `contact.email`).
+    pub fn at(
+        file: impl Into<PathBuf>,
+        line: usize,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> ContentError {
+        ContentError {
+            file: file.into(),
+            line,
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A problem at `line` that no field names, such as a syntax error.
+    pub fn at_line(
+        file: impl Into<PathBuf>,
+        line: usize,
+        message: impl Into<String>,
+    ) -> ContentError {
+        ContentError::at(file, line, NO_FIELD, message)
+    }
+
+    /// A problem with `file` (or a directory) as a whole.
+    pub fn whole_file(file: impl Into<PathBuf>, message: impl Into<String>) -> ContentError {
+        ContentError::at(file, NO_LINE, NO_FIELD, message)
+    }
+}
+
 impl fmt::Display for ContentError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(

@@ -20,7 +20,6 @@ pub(crate) mod rules;
 mod source;
 
 use std::collections::HashMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
@@ -52,7 +51,7 @@ pub fn check_text(relative: &Path, text: &str) -> Result<(), ContentErrors> {
         }
         ("pages", "md") => parse_page(relative, text, &mut errors).is_some(),
         _ => {
-            errors.push(file_error(relative, "not a content file".into()));
+            errors.push(ContentError::whole_file(relative, "not a content file"));
             false
         }
     };
@@ -67,12 +66,7 @@ pub fn check_text(relative: &Path, text: &str) -> Result<(), ContentErrors> {
 pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
     let mut errors = ContentErrors::default();
     if !dir.is_dir() {
-        errors.push(ContentError {
-            file: dir.to_path_buf(),
-            line: 0,
-            field: "-".into(),
-            message: "content directory not found".into(),
-        });
+        errors.push(ContentError::whole_file(dir, "content directory not found"));
         return Err(errors);
     }
 
@@ -80,7 +74,10 @@ pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
     let root = match std::fs::canonicalize(dir) {
         Ok(root) => root,
         Err(error) => {
-            errors.push(file_error(dir, format!("cannot read: {error}")));
+            errors.push(ContentError::whole_file(
+                dir,
+                format!("cannot read: {error}"),
+            ));
             return Err(errors);
         }
     };
@@ -103,16 +100,16 @@ pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
             continue;
         };
         if let Some(first) = division_files.get(&division.id) {
-            errors.push(ContentError {
-                file: file.clone(),
-                line: FieldLines::from_json(&text).line_of("id"),
-                field: "id".into(),
-                message: format!(
+            errors.push(ContentError::at(
+                file.clone(),
+                FieldLines::from_json(&text).line_of("id"),
+                "id",
+                format!(
                     "duplicate division id `{}`, already used by {}",
                     division.id,
                     first.display()
                 ),
-            });
+            ));
             continue;
         }
         division_files.insert(division.id.clone(), file);
@@ -220,7 +217,7 @@ fn list_files(dir: &Path, extension: &str, errors: &mut ContentErrors) -> Vec<Pa
         let entry = match entry {
             Ok(entry) => entry,
             Err(error) => {
-                errors.push(file_error(
+                errors.push(ContentError::whole_file(
                     error.path().unwrap_or(dir),
                     format!("cannot read: {error}"),
                 ));
@@ -237,7 +234,7 @@ fn list_files(dir: &Path, extension: &str, errors: &mut ContentErrors) -> Vec<Pa
         if path.extension().and_then(|e| e.to_str()) == Some(extension) && is_file_or_link {
             files.push(path.to_path_buf());
         } else {
-            errors.push(file_error(
+            errors.push(ContentError::whole_file(
                 path,
                 format!("unexpected entry: this directory holds only `.{extension}` files"),
             ));
@@ -246,45 +243,21 @@ fn list_files(dir: &Path, extension: &str, errors: &mut ContentErrors) -> Vec<Pa
     files
 }
 
-fn file_error(file: &Path, message: String) -> ContentError {
-    ContentError {
-        file: file.to_path_buf(),
-        line: 0,
-        field: "-".into(),
-        message,
-    }
-}
-
 /// Why a file under a source directory was not read.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    #[error("missing: this file is required")]
     Missing,
     /// A symbolic link (somewhere on the path) that resolves outside the directory.
+    #[error("a symbolic link to {}, outside the directory; only files inside it are read", .0.display())]
     Outside(PathBuf),
     /// A FIFO, device, socket or directory.
+    #[error("not a regular file (a FIFO, device or directory); only regular files are read")]
     NotRegular,
+    #[error("too large: {0} bytes, at most {MAX_FILE_BYTES}")]
     TooLarge(u64),
-    Io(std::io::Error),
-}
-
-impl fmt::Display for ReadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ReadError::Missing => f.write_str("missing: this file is required"),
-            ReadError::Outside(target) => write!(
-                f,
-                "a symbolic link to {}, outside the directory; only files inside it are read",
-                target.display()
-            ),
-            ReadError::NotRegular => f.write_str(
-                "not a regular file (a FIFO, device or directory); only regular files are read",
-            ),
-            ReadError::TooLarge(size) => {
-                write!(f, "too large: {size} bytes, at most {MAX_FILE_BYTES}")
-            }
-            ReadError::Io(error) => write!(f, "cannot read: {error}"),
-        }
-    }
+    #[error("cannot read: {0}")]
+    Io(#[source] std::io::Error),
 }
 
 /// Reads `file`, which must resolve to a regular file inside `root` (a canonical path) and
@@ -329,7 +302,7 @@ fn read_text(root: &Path, file: &Path, errors: &mut ContentErrors) -> Option<Str
     let bytes = match read_regular_file(root, file) {
         Ok(bytes) => bytes,
         Err(error) => {
-            errors.push(file_error(file, error.to_string()));
+            errors.push(ContentError::whole_file(file, error.to_string()));
             return None;
         }
     };
@@ -341,12 +314,7 @@ fn read_text(root: &Path, file: &Path, errors: &mut ContentErrors) -> Option<Str
                 .iter()
                 .filter(|b| **b == b'\n')
                 .count();
-            errors.push(ContentError {
-                file: file.to_path_buf(),
-                line,
-                field: "-".into(),
-                message: "not valid UTF-8".into(),
-            });
+            errors.push(ContentError::at_line(file, line, "not valid UTF-8"));
             None
         }
     }
@@ -378,12 +346,12 @@ fn parse_json<T: DeserializeOwned>(
             Some((value, valid))
         }
         Err((field, inner)) => {
-            errors.push(ContentError {
-                file: file.to_path_buf(),
-                line: inner.line(),
+            errors.push(ContentError::at(
+                file,
+                inner.line(),
                 field,
-                message: without_location(&inner.to_string()),
-            });
+                without_location(&inner.to_string()),
+            ));
             None
         }
     }
@@ -394,12 +362,7 @@ fn parse_page(file: &Path, text: &str, errors: &mut ContentErrors) -> Option<(Pa
     let split = match front_matter::split(text) {
         Ok(split) => split,
         Err(problem) => {
-            errors.push(ContentError {
-                file: file.to_path_buf(),
-                line: problem.line,
-                field: "-".into(),
-                message: problem.message.into(),
-            });
+            errors.push(ContentError::at_line(file, problem.line, problem.message));
             return None;
         }
     };
@@ -422,12 +385,12 @@ fn parse_page(file: &Path, text: &str, errors: &mut ContentErrors) -> Option<(Pa
                             .count()
                 })
                 .unwrap_or(split.front_matter_line);
-            errors.push(ContentError {
-                file: file.to_path_buf(),
+            errors.push(ContentError::at(
+                file,
                 line,
-                field: field_name(&path),
-                message: error.message().trim().to_string(),
-            });
+                field_name(&path),
+                error.message().trim(),
+            ));
             return None;
         }
     };
@@ -471,12 +434,12 @@ fn parse_page(file: &Path, text: &str, errors: &mut ContentErrors) -> Option<(Pa
             }
         };
         for (field, message) in problems.0 {
-            errors.push(ContentError {
-                file: file.to_path_buf(),
-                line: lines_for_body(&field),
+            errors.push(ContentError::at(
+                file,
+                lines_for_body(&field),
                 field,
                 message,
-            });
+            ));
         }
         return None;
     }
@@ -557,12 +520,12 @@ fn nesting_depth(line: &str) -> usize {
 
 fn report(file: &Path, lines: &FieldLines, problems: Problems, errors: &mut ContentErrors) {
     for (field, message) in problems.0 {
-        errors.push(ContentError {
-            file: file.to_path_buf(),
-            line: lines.line_of(&field),
+        errors.push(ContentError::at(
+            file,
+            lines.line_of(&field),
             field,
             message,
-        });
+        ));
     }
 }
 

@@ -126,12 +126,7 @@ fn computed_answers_match_their_published_schemas() {
         "health",
         &health(&ContentStatus::Ok, &StoreHealth::Ok),
     );
-    let error = ContentError {
-        file: "pages/about.md".into(),
-        line: 3,
-        field: "title".into(),
-        message: "empty: write some text here".into(),
-    };
+    let error = ContentError::at("pages/about.md", 3, "title", "empty: write some text here");
     let degraded = health(
         &ContentStatus::Error(vec![error]),
         &StoreHealth::Degraded {

@@ -12,7 +12,6 @@
 //! rightmost address that is not itself a trusted proxy. With a named header (such as
 //! Cloudflare's `CF-Connecting-IP`), the proxy sets the value itself, and it is taken as is.
 
-use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 
 use hyper::header::{HeaderMap, HeaderName};
@@ -26,16 +25,9 @@ pub struct TrustedProxies {
     header: Option<HeaderName>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct ProxyConfigError(String);
-
-impl fmt::Display for ProxyConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ProxyConfigError {}
 
 const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 const FORWARDED: HeaderName = HeaderName::from_static("forwarded");
