@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::config::BaseUrl;
 use crate::content::{Company, Division, Page, Site};
 use crate::mcp::search::Hit;
+use crate::paths;
 
 /// Page listings per answer when the client does not say: fits a model's context easily.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -42,11 +43,11 @@ pub struct PageListing<'a> {
 }
 
 pub fn page_url(base: &BaseUrl, slug: &str) -> String {
-    base.join(&format!("/{slug}"))
+    base.join(&paths::page(slug))
 }
 
 pub fn division_url(base: &BaseUrl, id: &str) -> String {
-    base.join(&format!("/divisions/{id}"))
+    base.join(&paths::division(id))
 }
 
 pub fn page_listing<'a>(base: &BaseUrl, page: &'a Page) -> PageListing<'a> {
@@ -57,7 +58,7 @@ pub fn page_listing<'a>(base: &BaseUrl, page: &'a Page) -> PageListing<'a> {
         division: page.division.as_deref(),
         updated: page.updated.as_deref(),
         url: page_url(base, &page.slug),
-        api_url: base.join(&format!("/api/pages/{}", page.slug)),
+        api_url: base.join(&paths::api_page(&page.slug)),
     }
 }
 

@@ -55,3 +55,32 @@ pub const OAUTH_AUTHORIZE: &str = "/oauth2/authorize";
 pub const OAUTH_TOKEN: &str = "/oauth2/token";
 pub const OAUTH_REVOKE: &str = "/oauth2/revoke";
 pub const MCP: &str = "/mcp";
+
+/// The paths of one division and one page, built here only, like the constants above.
+pub fn division(id: &str) -> String {
+    format!("/divisions/{id}")
+}
+
+pub fn division_markdown(id: &str) -> String {
+    format!("/divisions/{id}.md")
+}
+
+pub fn division_llms_txt(id: &str) -> String {
+    format!("/divisions/{id}/llms.txt")
+}
+
+pub fn api_division(id: &str) -> String {
+    format!("/api/divisions/{id}")
+}
+
+pub fn page(slug: &str) -> String {
+    format!("/{slug}")
+}
+
+pub fn page_markdown(slug: &str) -> String {
+    format!("/{slug}.md")
+}
+
+pub fn api_page(slug: &str) -> String {
+    format!("/api/pages/{slug}")
+}

@@ -135,7 +135,7 @@ impl SearchIndex {
                 .as_ref()
                 .map(|lead| format!("{} ({})", lead.name, lead.title))
                 .unwrap_or_default();
-            let url = format!("{base_url}/divisions/{}", division.id);
+            let url = format!("{base_url}{}", crate::paths::division(&division.id));
             index.add(
                 &stemmer,
                 Item::new(

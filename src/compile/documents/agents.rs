@@ -92,7 +92,7 @@ fn llms_txt(input: &CompileInput<'_>) -> Artifact {
 pub const LLMS_INLINE_PAGES: usize = 100;
 
 fn division_llms_path(id: &str) -> String {
-    format!("/divisions/{id}/llms.txt")
+    paths::division_llms_txt(id)
 }
 
 /// `/divisions/<id>/llms.txt`: one division and every page in it.
@@ -108,7 +108,7 @@ fn division_llms_txts(input: &CompileInput<'_>) -> Vec<Artifact> {
                 division.name,
                 division.summary,
                 division.description,
-                base.join(&format!("/divisions/{}.md", division.id)),
+                base.join(&paths::division_markdown(&division.id)),
                 site.company.name,
                 base.join(paths::LLMS_TXT),
             );
@@ -162,10 +162,10 @@ fn sitemap(input: &CompileInput<'_>) -> Artifact {
     url(paths::INDEX, None);
     url(paths::DOCS, None);
     for division in &input.site.divisions {
-        url(&format!("/divisions/{}", division.id), None);
+        url(&paths::division(&division.id), None);
     }
     for page in &input.site.pages {
-        url(&format!("/{}", page.slug), page.updated.as_deref());
+        url(&paths::page(&page.slug), page.updated.as_deref());
     }
     xml.push_str("</urlset>\n");
     Artifact::new(paths::SITEMAP, XML, CachePolicy::Content, xml)

@@ -44,7 +44,7 @@ pub fn api_pages(input: &CompileInput<'_>) -> Result<Vec<Artifact>, CompileError
         .iter()
         .map(|page| {
             Artifact::json(
-                format!("/api/pages/{}", page.slug),
+                paths::api_page(&page.slug),
                 JSON,
                 CachePolicy::Content,
                 &listing::page_document(base, page),
@@ -62,7 +62,7 @@ pub fn api_divisions(input: &CompileInput<'_>) -> Result<Vec<Artifact>, CompileE
         .iter()
         .map(|division| {
             Artifact::json(
-                format!("/api/divisions/{}", division.id),
+                paths::api_division(&division.id),
                 JSON,
                 CachePolicy::Content,
                 &listing::division_document(input.site, base, division, usize::MAX),

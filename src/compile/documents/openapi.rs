@@ -551,6 +551,15 @@ fn rate_limited() -> Value {
 
 /// The dynamic endpoints: MCP, registration, claim, token, revocation, authorization.
 fn auth_paths() -> Vec<(&'static str, Value)> {
+    let mut legacy = crate::mcp::LEGACY_VERSIONS;
+    legacy.reverse();
+    let mcp_description = format!(
+        "One JSON-RPC 2.0 message per request. Serves the legacy era ({}: initialize, ping) and the {} era (server/discover, _meta and MCP-Protocol-Version / Mcp-Method / Mcp-Name headers). Tools: {}. Resources: company://company, company://divisions/{{division_id}}, company://pages/{{slug}}. A bearer token is optional; a bad one gets 401 pointing at {}.",
+        legacy.join(", "),
+        crate::mcp::MODERN_VERSIONS.join(", "),
+        crate::mcp::tools::Tool::names(),
+        paths::PROTECTED_RESOURCE_MCP,
+    );
     let form = |schema: Value| {
         json!({
             "required": true,
@@ -630,7 +639,7 @@ fn auth_paths() -> Vec<(&'static str, Value)> {
             json!({"post": {
                 "operationId": "mcp",
                 "summary": "Model Context Protocol (Streamable HTTP, stateless, JSON responses)",
-                "description": "One JSON-RPC 2.0 message per request. Serves the legacy era (2025-03-26, 2025-06-18, 2025-11-25: initialize, ping) and the 2026-07-28 era (server/discover, _meta and MCP-Protocol-Version / Mcp-Method / Mcp-Name headers). Tools: get_company, list_divisions, get_division, list_pages, get_page, list_contacts, search_company_info. Resources: company://company, company://divisions/{division_id}, company://pages/{slug}. A bearer token is optional; a bad one gets 401 pointing at /.well-known/oauth-protected-resource/mcp.",
+                "description": mcp_description,
                 "tags": ["company"],
                 "security": [{}, {"agentAuth": ["company:read"]}],
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {

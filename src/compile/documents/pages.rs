@@ -141,7 +141,7 @@ pub fn division_links(input: &CompileInput<'_>) -> String {
                 input
                     .config
                     .base_url
-                    .join(&format!("/divisions/{}.md", division.id)),
+                    .join(&paths::division_markdown(&division.id)),
                 division.summary
             )
         })
@@ -159,7 +159,7 @@ pub fn page_links<'a>(
             format!(
                 "- [{}]({}): {}\n",
                 page.title,
-                input.config.base_url.join(&format!("/{}.md", page.slug)),
+                input.config.base_url.join(&paths::page_markdown(&page.slug)),
                 page.summary
             )
         })
@@ -261,7 +261,7 @@ fn json_ld(input: &CompileInput<'_>) -> String {
                 "@type": "Organization",
                 "name": division.name,
                 "description": division.summary,
-                "url": format!("{base}/divisions/{}", division.id),
+                "url": format!("{base}{}", paths::division(&division.id)),
                 "email": division.contact.as_ref().and_then(|c| c.email.clone()),
                 "telephone": division.contact.as_ref().and_then(|c| c.phone.clone()),
             })
@@ -498,7 +498,7 @@ fn division(
         .iter()
         .filter(|page| page.division.as_deref() == Some(division.id.as_str()))
         .collect();
-    let path = format!("/divisions/{}", division.id);
+    let path = paths::division(&division.id);
     let md_path = format!("{path}.md");
     let html = renderer.page(
         &path,
@@ -547,7 +547,7 @@ fn page(
     } else {
         format!("# {}\n\n{}", page.title, page.body_markdown)
     };
-    let path = format!("/{}", page.slug);
+    let path = paths::page(&page.slug);
     let md_path = format!("{path}.md");
     let html = renderer.page(
         &path,
