@@ -7,7 +7,7 @@ use serde::Serialize;
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(rename = "Error")]
-pub struct ErrorBody<'a> {
+pub(crate) struct ErrorBody<'a> {
     /// Machine-readable code.
     pub error: &'a str,
     /// What went wrong and what to do.

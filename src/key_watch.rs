@@ -25,7 +25,7 @@ use crate::reload;
 use crate::serve::App;
 
 /// How often the keyring is checked: the longest a rotation takes to be picked up.
-pub const POLL: Duration = Duration::from_secs(1);
+pub(crate) const POLL: Duration = Duration::from_secs(1);
 
 /// What identifies one version of a file: a rotation renames a new file into place.
 fn stamp(path: &Path) -> Option<(u64, u64, i64, i64)> {
@@ -35,7 +35,7 @@ fn stamp(path: &Path) -> Option<(u64, u64, i64, i64)> {
 }
 
 /// Starts watching; the task ends with the runtime.
-pub fn spawn(app: Arc<App>, state_dir: PathBuf, shared: Option<SharedKeys>) {
+pub(crate) fn spawn(app: Arc<App>, state_dir: PathBuf, shared: Option<SharedKeys>) {
     tokio::spawn(run(app, state_dir, shared));
 }
 

@@ -5,6 +5,8 @@
 //! HTTP from those artifacts beside the dynamic [`auth`] core. [`live`] holds the version
 //! being served; [`config`] and [`paths`] are the facts every stage shares.
 
+#![warn(unreachable_pub)]
+
 pub mod auth;
 pub mod cli;
 pub mod clock;

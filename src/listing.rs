@@ -18,13 +18,13 @@ use crate::mcp::search::Hit;
 use crate::paths;
 
 /// Page listings per answer when the client does not say: fits a model's context easily.
-pub const DEFAULT_LIMIT: usize = 100;
+pub(crate) const DEFAULT_LIMIT: usize = 100;
 /// The most a client may ask for in one answer.
-pub const MAX_LIMIT: usize = 1000;
+pub(crate) const MAX_LIMIT: usize = 1000;
 
 /// One page in a list: what it is about and where to read it, without its text.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub struct PageListing<'a> {
+pub(crate) struct PageListing<'a> {
     pub slug: &'a str,
     pub title: &'a str,
     pub summary: &'a str,
@@ -42,15 +42,15 @@ pub struct PageListing<'a> {
     pub api_url: String,
 }
 
-pub fn page_url(base: &BaseUrl, slug: &str) -> String {
+pub(crate) fn page_url(base: &BaseUrl, slug: &str) -> String {
     base.join(&paths::page(slug))
 }
 
-pub fn division_url(base: &BaseUrl, id: &str) -> String {
+pub(crate) fn division_url(base: &BaseUrl, id: &str) -> String {
     base.join(&paths::division(id))
 }
 
-pub fn page_listing<'a>(base: &BaseUrl, page: &'a Page) -> PageListing<'a> {
+pub(crate) fn page_listing<'a>(base: &BaseUrl, page: &'a Page) -> PageListing<'a> {
     PageListing {
         slug: &page.slug,
         title: &page.title,
@@ -65,7 +65,7 @@ pub fn page_listing<'a>(base: &BaseUrl, page: &'a Page) -> PageListing<'a> {
 /// Why a page of a list cannot be given.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", self.description())]
-pub enum PageError {
+pub(crate) enum PageError {
     /// The cursor is not one of ours.
     BadCursor,
     /// The cursor's item is gone (deleted or renamed since).
@@ -73,7 +73,7 @@ pub enum PageError {
 }
 
 impl PageError {
-    pub fn description(&self) -> &'static str {
+    pub(crate) fn description(&self) -> &'static str {
         match self {
             PageError::BadCursor => "the cursor is not valid; pass back a next cursor exactly as given",
             PageError::StaleCursor => {
@@ -84,7 +84,7 @@ impl PageError {
 }
 
 /// The cursor that continues after the item with `key`.
-pub fn cursor_after(key: &str) -> String {
+pub(crate) fn cursor_after(key: &str) -> String {
     URL_SAFE_NO_PAD.encode(format!("after:{key}"))
 }
 
@@ -100,7 +100,7 @@ fn key_of(cursor: &str) -> Result<String, PageError> {
 
 /// The items after `cursor` (from the start without one), at most `limit`, and the cursor
 /// for the rest when there is more. `key` names each item uniquely.
-pub fn paginate<'a, T, K: AsRef<str>>(
+pub(crate) fn paginate<'a, T, K: AsRef<str>>(
     items: &'a [T],
     key: impl Fn(&'a T) -> K,
     limit: usize,
@@ -128,7 +128,7 @@ pub fn paginate<'a, T, K: AsRef<str>>(
 
 /// `GET /api/company`: the company, every division, and one page of page listings.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct CompanyDocument<'a> {
+pub(crate) struct CompanyDocument<'a> {
     pub company: &'a Company,
     pub divisions: &'a [Division],
     pub pages: Vec<PageListing<'a>>,
@@ -138,7 +138,7 @@ pub struct CompanyDocument<'a> {
 }
 
 /// The `/api/company` answer for `limit` and `cursor`.
-pub fn company_document<'a>(
+pub(crate) fn company_document<'a>(
     site: &'a Site,
     base: &BaseUrl,
     limit: usize,
@@ -155,7 +155,7 @@ pub fn company_document<'a>(
 
 /// `GET /api/pages/{slug}` and the MCP tool `get_page`: one page with its Markdown.
 #[derive(Serialize, JsonSchema)]
-pub struct PageDocument<'a> {
+pub(crate) struct PageDocument<'a> {
     pub page: &'a Page,
     /// The page for people: the address to cite.
     #[schemars(url)]
@@ -166,7 +166,7 @@ pub struct PageDocument<'a> {
     pub division_url: Option<String>,
 }
 
-pub fn page_document<'a>(base: &BaseUrl, page: &'a Page) -> PageDocument<'a> {
+pub(crate) fn page_document<'a>(base: &BaseUrl, page: &'a Page) -> PageDocument<'a> {
     PageDocument {
         page,
         url: page_url(base, &page.slug),
@@ -177,7 +177,7 @@ pub fn page_document<'a>(base: &BaseUrl, page: &'a Page) -> PageDocument<'a> {
 /// `GET /api/divisions/{id}` and the MCP tool `get_division`: one division with its pages
 /// listed.
 #[derive(Serialize, JsonSchema)]
-pub struct DivisionDocument<'a> {
+pub(crate) struct DivisionDocument<'a> {
     pub division: &'a Division,
     #[schemars(url)]
     pub url: String,
@@ -185,7 +185,7 @@ pub struct DivisionDocument<'a> {
 }
 
 /// The division with at most `limit` of its pages listed.
-pub fn division_document<'a>(
+pub(crate) fn division_document<'a>(
     site: &'a Site,
     base: &BaseUrl,
     division: &'a Division,
@@ -207,7 +207,7 @@ pub fn division_document<'a>(
 /// `GET /api/search`: ranked results, best first.
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "SearchResults")]
-pub struct SearchDocument<'a> {
+pub(crate) struct SearchDocument<'a> {
     pub query: &'a str,
     pub results: Vec<Hit>,
     /// Present when more results follow: pass it as `?cursor=` to continue.

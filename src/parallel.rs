@@ -4,7 +4,7 @@
 
 /// Applies `f` to every item on up to `available_parallelism` threads, keeping the order.
 /// Small inputs run on the calling thread. A panic in `f` is re-raised, never swallowed.
-pub fn map<T, R, F>(items: Vec<T>, f: F) -> Vec<R>
+pub(crate) fn map<T, R, F>(items: Vec<T>, f: F) -> Vec<R>
 where
     T: Send,
     R: Send,

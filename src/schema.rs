@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 /// Where the named definitions of a set of schemas live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Definitions {
+pub(crate) enum Definitions {
     /// `#/components/schemas/<Name>`, for an OpenAPI document.
     OpenApi,
     /// `#/$defs/<Name>`, for a standalone schema such as an MCP tool's.
@@ -37,12 +37,12 @@ fn settings(definitions: Definitions, contract: Contract) -> SchemaSettings {
 }
 
 /// A set of schemas whose named parts are shared as definitions.
-pub struct Schemas {
+pub(crate) struct Schemas {
     generator: SchemaGenerator,
 }
 
 impl Schemas {
-    pub fn new(definitions: Definitions) -> Schemas {
+    pub(crate) fn new(definitions: Definitions) -> Schemas {
         Schemas {
             generator: settings(definitions, Contract::Serialize).into_generator(),
         }
@@ -50,26 +50,26 @@ impl Schemas {
 
     /// The schema of `T`: a `$ref` to its definition for a named struct or enum (added to
     /// the definitions), the schema itself for a primitive.
-    pub fn schema_for<T: JsonSchema + ?Sized>(&mut self) -> Value {
+    pub(crate) fn schema_for<T: JsonSchema + ?Sized>(&mut self) -> Value {
         let mut schema = self.generator.subschema_for::<T>();
         NotNullable.transform(&mut schema);
         schema.to_value()
     }
 
     /// Every named definition used so far, by name.
-    pub fn into_definitions(mut self) -> Map<String, Value> {
+    pub(crate) fn into_definitions(mut self) -> Map<String, Value> {
         self.generator.take_definitions(true)
     }
 }
 
 /// The standalone schema of what `T` serializes to, with the definitions it uses under
 /// `$defs`, without a `$schema` or `title` (MCP tool schemas are plain objects).
-pub fn standalone<T: JsonSchema + ?Sized>() -> Value {
+pub(crate) fn standalone<T: JsonSchema + ?Sized>() -> Value {
     root::<T>(Contract::Serialize)
 }
 
 /// The standalone schema of what `T` accepts when deserialized: arguments and requests.
-pub fn accepted<T: JsonSchema + ?Sized>() -> Value {
+pub(crate) fn accepted<T: JsonSchema + ?Sized>() -> Value {
     root::<T>(Contract::Deserialize)
 }
 
@@ -85,7 +85,7 @@ fn root<T: JsonSchema + ?Sized>(contract: Contract) -> Value {
 }
 
 /// The name `T` is defined under, for a `$ref` written by hand.
-pub fn name_of<T: JsonSchema + ?Sized>() -> String {
+pub(crate) fn name_of<T: JsonSchema + ?Sized>() -> String {
     T::schema_name().into_owned()
 }
 

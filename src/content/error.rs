@@ -19,9 +19,9 @@ pub struct ContentError {
 }
 
 /// The line of a problem that concerns a whole file (unreadable, missing, too large).
-pub const NO_LINE: usize = 0;
+pub(super) const NO_LINE: usize = 0;
 /// The field of a problem no field names (a syntax error, a whole file).
-pub const NO_FIELD: &str = "-";
+pub(super) const NO_FIELD: &str = "-";
 
 impl ContentError {
     /// A problem at `line` of `file`, in `field` (a dotted path such as `contact.email`).

@@ -2,7 +2,7 @@
 
 /// A page split at its `+++` fences.
 #[derive(Debug, PartialEq)]
-pub struct Split<'a> {
+pub(super) struct Split<'a> {
     pub front_matter: &'a str,
     /// File line of the first front matter line.
     pub front_matter_line: usize,
@@ -12,14 +12,14 @@ pub struct Split<'a> {
 }
 
 #[derive(Debug, PartialEq)]
-pub struct SplitError {
+pub(super) struct SplitError {
     pub line: usize,
     pub message: &'static str,
 }
 
 const FENCE: &str = "+++";
 
-pub fn split(text: &str) -> Result<Split<'_>, SplitError> {
+pub(super) fn split(text: &str) -> Result<Split<'_>, SplitError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.split_inclusive('\n');
     let first = lines.next().unwrap_or_default();

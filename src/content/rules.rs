@@ -17,7 +17,7 @@ impl Problems {
 /// Longest accepted single text field; content is prose, not a data dump.
 const MAX_TEXT: usize = 20_000;
 
-pub fn text(problems: &mut Problems, field: &str, value: &str) {
+pub(crate) fn text(problems: &mut Problems, field: &str, value: &str) {
     if value.trim().is_empty() {
         problems.add(field, "empty: write some text here");
     } else if value.len() > MAX_TEXT {
@@ -33,20 +33,20 @@ pub fn text(problems: &mut Problems, field: &str, value: &str) {
     }
 }
 
-pub fn optional_text(problems: &mut Problems, field: &str, value: Option<&str>) {
+pub(crate) fn optional_text(problems: &mut Problems, field: &str, value: Option<&str>) {
     if let Some(value) = value {
         text(problems, field, value);
     }
 }
 
 /// [`slug`] as a JSON Schema pattern, for the published schemas of ids and slugs.
-pub const ID_PATTERN: &str = "^[a-z0-9]+(-[a-z0-9]+)*$";
+pub(crate) const ID_PATTERN: &str = "^[a-z0-9]+(-[a-z0-9]+)*$";
 
 /// The shape [`lei`] checks (its check digits are beyond a pattern), for published schemas.
-pub const LEI_PATTERN: &str = "^[A-Z0-9]{18}[0-9]{2}$";
+pub(crate) const LEI_PATTERN: &str = "^[A-Z0-9]{18}[0-9]{2}$";
 
 /// Lowercase ASCII letters, digits and single dashes, not at either end: safe in any URL.
-pub fn slug(problems: &mut Problems, field: &str, value: &str) {
+pub(crate) fn slug(problems: &mut Problems, field: &str, value: &str) {
     let well_formed = !value.is_empty()
         && value.len() <= 80
         && value
@@ -63,7 +63,7 @@ pub fn slug(problems: &mut Problems, field: &str, value: &str) {
     }
 }
 
-pub fn email(problems: &mut Problems, field: &str, value: &str) {
+pub(crate) fn email(problems: &mut Problems, field: &str, value: &str) {
     if !is_email(value) {
         problems.add(
             field,
@@ -99,7 +99,7 @@ fn is_hostname(host: &str) -> bool {
 }
 
 /// An absolute `http` or `https` URL with a host; what a reader's browser can open.
-pub fn url(problems: &mut Problems, field: &str, value: &str) {
+pub(crate) fn url(problems: &mut Problems, field: &str, value: &str) {
     if !is_web_url(value) {
         problems.add(
             field,
@@ -132,7 +132,7 @@ fn is_web_url(value: &str) -> bool {
 }
 
 /// International format is encouraged but not required; only the characters are checked.
-pub fn phone(problems: &mut Problems, field: &str, value: &str) {
+pub(crate) fn phone(problems: &mut Problems, field: &str, value: &str) {
     let digits = value.bytes().filter(u8::is_ascii_digit).count();
     let allowed = value
         .bytes()
@@ -145,7 +145,7 @@ pub fn phone(problems: &mut Problems, field: &str, value: &str) {
     }
 }
 
-pub fn country(problems: &mut Problems, field: &str, value: &str) {
+pub(crate) fn country(problems: &mut Problems, field: &str, value: &str) {
     if value.len() != 2 || !value.bytes().all(|b| b.is_ascii_uppercase()) {
         problems.add(
             field,
@@ -154,14 +154,14 @@ pub fn country(problems: &mut Problems, field: &str, value: &str) {
     }
 }
 
-pub fn year(problems: &mut Problems, field: &str, value: u16) {
+pub(crate) fn year(problems: &mut Problems, field: &str, value: u16) {
     if !(1000..=2100).contains(&value) {
         problems.add(field, format!("{value} is not a plausible year"));
     }
 }
 
 /// `YYYY-MM-DD` with a real month and day.
-pub fn date(problems: &mut Problems, field: &str, value: &str) {
+pub(crate) fn date(problems: &mut Problems, field: &str, value: &str) {
     if !is_date(value) {
         problems.add(
             field,
@@ -199,7 +199,7 @@ fn is_date(value: &str) -> bool {
 
 /// ISO 17442: 18 letters or digits, then two check digits such that the whole, read as a
 /// number with letters as 10 to 35, leaves 1 when divided by 97 (ISO 7064 MOD 97-10).
-pub fn lei(problems: &mut Problems, field: &str, value: &str) {
+pub(crate) fn lei(problems: &mut Problems, field: &str, value: &str) {
     if !is_lei(value) {
         problems.add(
             field,
@@ -208,7 +208,7 @@ pub fn lei(problems: &mut Problems, field: &str, value: &str) {
     }
 }
 
-pub fn is_lei(value: &str) -> bool {
+pub(crate) fn is_lei(value: &str) -> bool {
     let bytes = value.as_bytes();
     if bytes.len() != 20
         || !bytes[..18]
@@ -229,7 +229,7 @@ pub fn is_lei(value: &str) -> bool {
 }
 
 /// A country (ISO 3166-1 alpha-2) or a subdivision (ISO 3166-2, e.g. `US-DE`).
-pub fn jurisdiction(problems: &mut Problems, field: &str, value: &str) {
+pub(crate) fn jurisdiction(problems: &mut Problems, field: &str, value: &str) {
     let (country, subdivision) = value.split_once('-').unwrap_or((value, ""));
     let country_ok = country.len() == 2 && country.bytes().all(|b| b.is_ascii_uppercase());
     let subdivision_ok = value.len() == 2
@@ -246,7 +246,7 @@ pub fn jurisdiction(problems: &mut Problems, field: &str, value: &str) {
 }
 
 /// A VAT number with its two-letter country prefix, e.g. `DE123456789`.
-pub fn vat_id(problems: &mut Problems, field: &str, value: &str) {
+pub(crate) fn vat_id(problems: &mut Problems, field: &str, value: &str) {
     let bytes = value.as_bytes();
     let ok = (4..=15).contains(&bytes.len())
         && bytes[..2].iter().all(u8::is_ascii_uppercase)
@@ -262,7 +262,7 @@ pub fn vat_id(problems: &mut Problems, field: &str, value: &str) {
 }
 
 /// NAICS: 2 to 6 digits. ISIC Rev. 4: a section letter `A`–`U`, or 2 to 4 digits.
-pub fn industry_code(
+pub(crate) fn industry_code(
     problems: &mut Problems,
     field: &str,
     scheme: super::model::IndustryScheme,
@@ -288,7 +288,7 @@ pub fn industry_code(
 }
 
 /// Latitude within ±90 and longitude within ±180 degrees.
-pub fn geo(problems: &mut Problems, field: &str, latitude: f64, longitude: f64) {
+pub(crate) fn geo(problems: &mut Problems, field: &str, latitude: f64, longitude: f64) {
     if !(latitude.is_finite() && (-90.0..=90.0).contains(&latitude)) {
         problems.add(
             &format!("{field}.latitude"),

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 /// Line numbers of the fields in one file, keyed by path (`contact.email`, `links[1].url`).
 #[derive(Debug, Default)]
-pub struct FieldLines {
+pub(super) struct FieldLines {
     lines: HashMap<String, usize>,
     /// Line to report for problems that have no better place (the start of the data).
     first_line: usize,
@@ -17,7 +17,7 @@ pub struct FieldLines {
 
 impl FieldLines {
     /// The line of `path`, or of its closest recorded ancestor.
-    pub fn line_of(&self, path: &str) -> usize {
+    pub(super) fn line_of(&self, path: &str) -> usize {
         let mut candidate = path;
         loop {
             if let Some(line) = self.lines.get(candidate) {
@@ -32,7 +32,7 @@ impl FieldLines {
 
     /// Scans a JSON document. The text is expected to have parsed already; on malformed input
     /// the table is simply incomplete, never a panic.
-    pub fn from_json(text: &str) -> Self {
+    pub(super) fn from_json(text: &str) -> Self {
         let mut scanner = JsonScanner {
             bytes: text.as_bytes(),
             pos: 0,
@@ -51,7 +51,7 @@ impl FieldLines {
 
     /// Scans TOML front matter whose first line is line `first_line` of the file. Records
     /// `[table]` headers and `key = value` lines, which is what front matter uses.
-    pub fn from_toml(text: &str, first_line: usize) -> Self {
+    pub(super) fn from_toml(text: &str, first_line: usize) -> Self {
         let mut lines = HashMap::new();
         let mut table = String::new();
         for (index, raw) in text.lines().enumerate() {

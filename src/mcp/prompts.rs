@@ -6,11 +6,11 @@ use serde_json::{json, Value};
 use super::resources::{DIVISION_TEMPLATE, PAGE_TEMPLATE};
 use crate::content::Site;
 
-pub const BRIEFING: &str = "company_briefing";
+pub(super) const BRIEFING: &str = "company_briefing";
 /// Completion answers carry at most this many values (the MCP limit).
 const MAX_COMPLETIONS: usize = 100;
 
-pub fn list(company: &str) -> Value {
+pub(super) fn list(company: &str) -> Value {
     json!([{
         "name": BRIEFING,
         "title": "Company briefing",
@@ -24,7 +24,7 @@ pub fn list(company: &str) -> Value {
 }
 
 /// `prompts/get company_briefing`; `Err` is an invalid-params message.
-pub fn briefing(site: &Site, division: Option<&str>) -> Result<Value, String> {
+pub(super) fn briefing(site: &Site, division: Option<&str>) -> Result<Value, String> {
     let company = &site.company;
     let mut text = format!(
         "Brief me on {name}. Use only the facts below, say where something is not stated, and end with whom to contact.\n\n# {name}\n\n{description}\n\nFounded {year}{place}. Headquarters: {locality}, {country}.\nContact: {email}\n",
@@ -70,7 +70,7 @@ pub fn briefing(site: &Site, division: Option<&str>) -> Result<Value, String> {
 
 /// `completion/complete`: values for the briefing's `division` argument and for the
 /// template variables. `Err` is an invalid-params message.
-pub fn complete(
+pub(super) fn complete(
     site: &Site,
     reference: &Value,
     argument: &str,

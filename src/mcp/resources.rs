@@ -12,16 +12,16 @@ use crate::config::BaseUrl;
 use crate::content::Site;
 use crate::listing::MAX_LIMIT;
 
-pub const COMPANY: &str = "company://company";
-pub const DIVISIONS: &str = "company://divisions";
-pub const CONTACTS: &str = "company://contacts";
-pub const DIVISION_TEMPLATE: &str = "company://divisions/{division_id}";
-pub const PAGE_TEMPLATE: &str = "company://pages/{slug}";
+pub(super) const COMPANY: &str = "company://company";
+pub(super) const DIVISIONS: &str = "company://divisions";
+pub(super) const CONTACTS: &str = "company://contacts";
+pub(super) const DIVISION_TEMPLATE: &str = "company://divisions/{division_id}";
+pub(super) const PAGE_TEMPLATE: &str = "company://pages/{slug}";
 const DIVISION_PREFIX: &str = "company://divisions/";
 const PAGE_PREFIX: &str = "company://pages/";
 
 /// The text and type of one resource.
-pub struct Contents {
+pub(super) struct Contents {
     pub mime_type: &'static str,
     pub text: String,
 }
@@ -35,7 +35,7 @@ fn json_text(outcome: Outcome) -> String {
 
 /// Reads `uri`; `None` when no such resource exists. `company_json` is the record as
 /// already serialized for `/api/company`.
-pub fn read(site: &Site, base: &BaseUrl, company_json: &str, uri: &str) -> Option<Contents> {
+pub(super) fn read(site: &Site, base: &BaseUrl, company_json: &str, uri: &str) -> Option<Contents> {
     let json = |text| {
         Some(Contents {
             mime_type: "application/json",
@@ -80,7 +80,7 @@ fn listing(uri: String, name: &str, title: &str, description: &str, mime_type: &
 }
 
 /// Every `resources/list` entry, in order.
-pub fn listings(site: &Site) -> Vec<Value> {
+pub(super) fn listings(site: &Site) -> Vec<Value> {
     let company = &site.company.name;
     let mut listings = vec![
         listing(
@@ -128,7 +128,7 @@ pub fn listings(site: &Site) -> Vec<Value> {
     listings
 }
 
-pub fn templates() -> Value {
+pub(super) fn templates() -> Value {
     json!([
         {
             "uriTemplate": DIVISION_TEMPLATE,

@@ -17,14 +17,14 @@ use crate::paths;
 
 const JSON: &str = "application/json";
 /// Search results per answer unless the client asks for fewer or more.
-pub const DEFAULT_SEARCH_LIMIT: usize = 10;
-pub const MAX_SEARCH_LIMIT: usize = 50;
+pub(crate) const DEFAULT_SEARCH_LIMIT: usize = 10;
+pub(crate) const MAX_SEARCH_LIMIT: usize = 50;
 /// Longest query accepted, as for the MCP tool.
-pub const MAX_QUERY_CHARS: usize = 200;
+pub(crate) const MAX_QUERY_CHARS: usize = 200;
 
 /// A refused request: status, error code and what to do instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub(crate) struct Refusal {
     pub status: StatusCode,
     pub code: &'static str,
     pub description: String,
@@ -92,12 +92,12 @@ fn page_error(error: listing::PageError) -> Refusal {
 
 /// Whether a request for `/api/company` asks for something other than the precompiled
 /// first page.
-pub fn wants_company_page(query: Option<&str>) -> bool {
+pub(crate) fn wants_company_page(query: Option<&str>) -> bool {
     query.is_some_and(|query| !query.is_empty())
 }
 
 /// `GET /api/company?limit=&cursor=`.
-pub fn company_page(catalog: &Catalog, query: Option<&str>) -> Result<Artifact, Refusal> {
+pub(crate) fn company_page(catalog: &Catalog, query: Option<&str>) -> Result<Artifact, Refusal> {
     let query = Query::parse(query)?;
     let limit = query.limit(DEFAULT_LIMIT, MAX_LIMIT)?;
     let document =
@@ -110,7 +110,7 @@ pub fn company_page(catalog: &Catalog, query: Option<&str>) -> Result<Artifact, 
 }
 
 /// `GET /api/search?q=&limit=&cursor=`.
-pub fn search(catalog: &Catalog, query: Option<&str>) -> Result<Artifact, Refusal> {
+pub(crate) fn search(catalog: &Catalog, query: Option<&str>) -> Result<Artifact, Refusal> {
     let query = Query::parse(query)?;
     let words = query.get("q").map(str::trim).unwrap_or_default();
     if words.is_empty() {

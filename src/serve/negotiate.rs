@@ -44,13 +44,13 @@ fn parse_qvalue(value: &str) -> u16 {
 /// One member of an `Accept` or `Accept-Encoding` list: a media range or content coding
 /// (trimmed, case as sent) and its quality in thousandths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Preference<'a> {
+pub(super) struct Preference<'a> {
     pub value: &'a str,
     pub quality: u16,
 }
 
 /// The members of every `values` header, in order; empty members are skipped.
-pub fn preferences<'a>(
+pub(super) fn preferences<'a>(
     values: impl Iterator<Item = &'a HeaderValue>,
 ) -> impl Iterator<Item = Preference<'a>> {
     values
@@ -69,7 +69,10 @@ pub fn preferences<'a>(
 /// How much `Accept` likes `media_type` (RFC 9110 §12.5.1): the quality of the most specific
 /// range that matches it (`type/subtype`, then `type/*`, then `*/*`); 1000 when no `Accept`
 /// was sent, 0 when nothing matches.
-pub fn media_quality<'a>(accept: impl Iterator<Item = &'a HeaderValue>, media_type: &str) -> u16 {
+pub(super) fn media_quality<'a>(
+    accept: impl Iterator<Item = &'a HeaderValue>,
+    media_type: &str,
+) -> u16 {
     let kind = media_type.split('/').next().unwrap_or_default();
     let mut any = false;
     let mut best: Option<(u8, u16)> = None;
@@ -97,7 +100,7 @@ pub fn media_quality<'a>(accept: impl Iterator<Item = &'a HeaderValue>, media_ty
 }
 
 /// The quality `Accept` gives `media_type` by name (no wildcards): `None` when unnamed.
-pub fn named_quality<'a>(
+pub(super) fn named_quality<'a>(
     accept: impl Iterator<Item = &'a HeaderValue>,
     media_type: &str,
 ) -> Option<u16> {
@@ -110,7 +113,7 @@ pub fn named_quality<'a>(
 /// Picks the precomputed encoding to send, or `None` for the identity bytes. Among
 /// acceptable encodings the highest q wins, ties go to the smaller format (br before gzip),
 /// and an encoding is used only if the client likes it at least as much as identity.
-pub fn choose_encoding<'a>(
+pub(super) fn choose_encoding<'a>(
     accept_encoding: impl Iterator<Item = &'a HeaderValue>,
     available: &BTreeMap<Encoding, Representation>,
 ) -> Option<Encoding> {
@@ -160,7 +163,7 @@ pub fn choose_encoding<'a>(
 
 /// RFC 9110 §13.1.2: does `If-None-Match` match `etag`? Uses the weak comparison the
 /// header calls for, and understands `*` and lists.
-pub fn none_match<'a>(
+pub(super) fn none_match<'a>(
     if_none_match: impl Iterator<Item = &'a HeaderValue>,
     etag: &HeaderValue,
 ) -> bool {

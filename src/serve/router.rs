@@ -120,13 +120,13 @@ const PREFLIGHT_HEADERS: HeaderValue = HeaderValue::from_static(
 
 /// A request body the router can read: hyper's `Incoming` on a connection, any
 /// `Full<Bytes>` in a unit test.
-pub trait RequestBody: hyper::body::Body<Data = Bytes> + Unpin {}
+pub(super) trait RequestBody: hyper::body::Body<Data = Bytes> + Unpin {}
 
 impl<B: hyper::body::Body<Data = Bytes> + Unpin> RequestBody for B {}
 
 /// Answers one request. Generic over the body, so routing, CORS, 404/405, bearer rules and
 /// the MCP transport are tested without a socket (see the tests below).
-pub async fn handle<B: RequestBody>(
+pub(super) async fn handle<B: RequestBody>(
     app: &App,
     peer: SocketAddr,
     request: Request<B>,

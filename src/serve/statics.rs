@@ -13,7 +13,7 @@ use crate::compile::Artifact;
 
 /// The response for `artifact` given the request headers. HEAD gets the same response;
 /// hyper sends its headers (with the body's `Content-Length`) and drops the body.
-pub fn respond(artifact: &Artifact, request: &HeaderMap) -> Response<Body> {
+pub(super) fn respond(artifact: &Artifact, request: &HeaderMap) -> Response<Body> {
     let encoding = choose_encoding(request.get_all(ACCEPT_ENCODING).iter(), &artifact.encoded);
     let representation = artifact.representation(encoding);
 

@@ -159,7 +159,10 @@ pub fn page_links<'a>(
             format!(
                 "- [{}]({}): {}\n",
                 page.title,
-                input.config.base_url.join(&paths::page_markdown(&page.slug)),
+                input
+                    .config
+                    .base_url
+                    .join(&paths::page_markdown(&page.slug)),
                 page.summary
             )
         })
