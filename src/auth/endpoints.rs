@@ -854,3 +854,316 @@ pub fn authorize(wants_html: bool, base: &BaseUrl) -> Answer {
         )
     }
 }
+
+/// The auth rules, one a row, against the service itself: no HTTP.
+#[cfg(test)]
+mod tests {
+    use std::net::IpAddr;
+
+    use super::*;
+    use crate::auth::store::EmbeddedStore;
+
+    const BASE: &str = "https://info.example.com";
+    const JSON: &str = "application/json";
+    const FORM: &str = "application/x-www-form-urlencoded";
+
+    fn service(state: &std::path::Path, limits: RateLimits) -> AuthService {
+        let now = crate::clock::unix_seconds(SystemTime::now());
+        AuthService::new(
+            BaseUrl::parse(BASE).unwrap(),
+            AuthPolicy::default(),
+            Keyring::generate(now).unwrap(),
+            Box::new(EmbeddedStore::open(state).unwrap()),
+            limits,
+        )
+        .unwrap()
+    }
+
+    fn post<'a>(content_type: &'a str, body: &'a str) -> PostRequest<'a> {
+        PostRequest {
+            content_type: Some(content_type),
+            authorization: None,
+            body: body.as_bytes(),
+        }
+    }
+
+    fn json(answer: &Answer) -> serde_json::Value {
+        serde_json::from_slice(&answer.body).unwrap()
+    }
+
+    const CLIENT: [u8; 4] = [192, 0, 2, 9];
+
+    async fn register(service: &AuthService, request: PostRequest<'_>) -> Answer {
+        let now = SystemTime::now();
+        let admitted = service
+            .admit(Minting::Registration, IpAddr::from(CLIENT), now)
+            .await
+            .unwrap();
+        service.register(admitted, request, now)
+    }
+
+    async fn token(service: &AuthService, request: PostRequest<'_>) -> Answer {
+        let now = SystemTime::now();
+        let admitted = service
+            .admit(Minting::Token, IpAddr::from(CLIENT), now)
+            .await
+            .unwrap();
+        service.token(admitted, request, now)
+    }
+
+    async fn assertion(service: &AuthService) -> String {
+        let answer = register(service, post(JSON, r#"{"type":"anonymous"}"#)).await;
+        json(&answer)["identity_assertion"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    #[tokio::test]
+    async fn registration_rules() {
+        let state = tempfile::tempdir().unwrap();
+        let service = service(state.path(), RateLimits::default());
+        for (rule, request, status, code) in [
+            (
+                "anonymous registration works",
+                post(JSON, r#"{"type":"anonymous"}"#),
+                200,
+                None,
+            ),
+            (
+                "the body must be JSON by its type",
+                post("text/plain", r#"{"type":"anonymous"}"#),
+                400,
+                Some("invalid_request"),
+            ),
+            (
+                "the body must parse",
+                post(JSON, "{"),
+                400,
+                Some("invalid_request"),
+            ),
+            (
+                "the body must be an object",
+                post(JSON, "[]"),
+                400,
+                Some("invalid_request"),
+            ),
+            (
+                "the type is required",
+                post(JSON, "{}"),
+                400,
+                Some("invalid_request"),
+            ),
+            (
+                "only anonymous identities",
+                post(JSON, r#"{"type":"human"}"#),
+                400,
+                Some("unsupported_identity_type"),
+            ),
+            (
+                "the type is a string",
+                post(JSON, r#"{"type":1}"#),
+                400,
+                Some("invalid_request"),
+            ),
+        ] {
+            let answer = register(&service, request).await;
+            assert_eq!(answer.status.as_u16(), status, "{rule}");
+            assert_eq!(json(&answer)["error"].as_str(), code, "{rule}");
+        }
+    }
+
+    #[tokio::test]
+    async fn token_rules() {
+        let state = tempfile::tempdir().unwrap();
+        let service = service(state.path(), RateLimits::default());
+        let assertion = assertion(&service).await;
+        let jwt_bearer = format!("grant_type={JWT_BEARER_GRANT}&assertion={assertion}");
+        let foreign_resource = format!("{jwt_bearer}&resource=https%3A%2F%2Fother.example");
+        let own_resource = format!("{jwt_bearer}&resource={BASE}/mcp");
+        let without_assertion = format!("grant_type={JWT_BEARER_GRANT}");
+        let forged = format!("grant_type={JWT_BEARER_GRANT}&assertion=a.b.c");
+        let rows: Vec<(&str, PostRequest, u16, Option<&str>)> = vec![
+            (
+                "the jwt-bearer grant exchanges an assertion",
+                post(FORM, &jwt_bearer),
+                200,
+                None,
+            ),
+            (
+                "client_credentials needs no secret",
+                post(FORM, "grant_type=client_credentials"),
+                200,
+                None,
+            ),
+            (
+                "the MCP endpoint is a resource of ours",
+                post(FORM, &own_resource),
+                200,
+                None,
+            ),
+            (
+                "the grant type is required",
+                post(FORM, "scope=company%3Aread"),
+                400,
+                Some("invalid_request"),
+            ),
+            (
+                "other grants are unsupported",
+                post(FORM, "grant_type=password"),
+                400,
+                Some("unsupported_grant_type"),
+            ),
+            (
+                "jwt-bearer needs its assertion",
+                post(FORM, &without_assertion),
+                400,
+                Some("invalid_request"),
+            ),
+            (
+                "a forged assertion is an invalid grant",
+                post(FORM, &forged),
+                400,
+                Some("invalid_grant"),
+            ),
+            (
+                "unknown scopes are refused",
+                post(FORM, "grant_type=client_credentials&scope=admin"),
+                400,
+                Some("invalid_scope"),
+            ),
+            (
+                "other resources are refused",
+                post(FORM, &foreign_resource),
+                400,
+                Some("invalid_target"),
+            ),
+            (
+                "a parameter may appear once",
+                post(
+                    FORM,
+                    "grant_type=client_credentials&grant_type=client_credentials",
+                ),
+                400,
+                Some("invalid_request"),
+            ),
+            (
+                "forms only",
+                post(JSON, r#"{"grant_type":"client_credentials"}"#),
+                400,
+                Some("invalid_request"),
+            ),
+            (
+                "client secrets are refused",
+                post(
+                    FORM,
+                    "grant_type=client_credentials&client_id=a&client_secret=b",
+                ),
+                401,
+                Some("invalid_client"),
+            ),
+        ];
+        for (rule, request, status, code) in rows {
+            let answer = token(&service, request).await;
+            assert_eq!(
+                answer.status.as_u16(),
+                status,
+                "{rule}: {:?}",
+                json(&answer)
+            );
+            assert_eq!(json(&answer)["error"].as_str(), code, "{rule}");
+        }
+    }
+
+    #[tokio::test]
+    async fn revocation_rules() {
+        let state = tempfile::tempdir().unwrap();
+        let service = service(state.path(), RateLimits::default());
+        let now = SystemTime::now();
+        let missing = service
+            .revoke(post(FORM, "token_type_hint=access_token"), now)
+            .await;
+        assert_eq!(
+            (missing.status.as_u16(), json(&missing)["error"].as_str()),
+            (400, Some("invalid_request")),
+            "the token is required"
+        );
+        let unknown = service
+            .revoke(post(FORM, "token=nothing-of-ours"), now)
+            .await;
+        assert_eq!(
+            (unknown.status.as_u16(), unknown.body.as_slice()),
+            (200, &b"{}"[..]),
+            "unknown tokens revoke quietly"
+        );
+
+        let assertion = assertion(&service).await;
+        let exchange = format!("grant_type={JWT_BEARER_GRANT}&assertion={assertion}");
+        let access = json(&token(&service, post(FORM, &exchange)).await)["access_token"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(service.check_access_token(&access, now).is_ok());
+        let revoked = service
+            .revoke(post(FORM, &format!("token={assertion}")), now)
+            .await;
+        assert_eq!(revoked.status.as_u16(), 200);
+        assert_eq!(
+            service.check_access_token(&access, now),
+            Err(AccessTokenError::Revoked),
+            "revoking an assertion revokes the tokens issued from it"
+        );
+        let again = token(&service, post(FORM, &exchange)).await;
+        assert_eq!(
+            json(&again)["error"],
+            "invalid_grant",
+            "a revoked assertion is not exchanged"
+        );
+    }
+
+    #[tokio::test]
+    async fn each_client_has_its_own_minting_allowance() {
+        let state = tempfile::tempdir().unwrap();
+        let limits = RateLimits {
+            register_per_minute: 2,
+            token_per_minute: 120,
+        };
+        let service = service(state.path(), limits);
+        let now = SystemTime::now();
+        let one = IpAddr::from([192, 0, 2, 1]);
+        let other = IpAddr::from([192, 0, 2, 2]);
+        for _ in 0..2 {
+            assert!(service.admit(Minting::Registration, one, now).await.is_ok());
+        }
+        let refused = service
+            .admit(Minting::Registration, one, now)
+            .await
+            .unwrap_err();
+        assert_eq!(refused.status.as_u16(), 429);
+        assert!(refused.headers.iter().any(|(name, _)| name == RETRY_AFTER));
+        assert!(
+            service
+                .admit(Minting::Registration, other, now)
+                .await
+                .is_ok(),
+            "another client is unaffected"
+        );
+        assert!(
+            service.admit(Minting::Token, one, now).await.is_ok(),
+            "tokens have their own allowance"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_permit_is_for_one_endpoint() {
+        let state = tempfile::tempdir().unwrap();
+        let service = service(state.path(), RateLimits::default());
+        let now = SystemTime::now();
+        let for_tokens = service
+            .admit(Minting::Token, IpAddr::from(CLIENT), now)
+            .await
+            .unwrap();
+        let answer = service.register(for_tokens, post(JSON, r#"{"type":"anonymous"}"#), now);
+        assert_eq!(answer.status.as_u16(), 500);
+    }
+}
