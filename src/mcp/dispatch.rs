@@ -44,6 +44,18 @@ pub(super) fn status_for(code: i64, era: Era) -> StatusCode {
     }
 }
 
+/// `params.<name>` as text, or invalid params with `message`.
+fn required_text<'a>(
+    params: &'a Map<String, Value>,
+    name: &str,
+    message: &'static str,
+) -> Result<&'a str, Failure> {
+    params
+        .get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| Failure::new(jsonrpc::INVALID_PARAMS, message))
+}
+
 fn no_cursor(params: &Map<String, Value>) -> Result<(), Failure> {
     match params.get("cursor") {
         None | Some(Value::Null) => Ok(()),
@@ -91,12 +103,7 @@ pub(super) fn dispatch(
             Ok(catalog.tools_list.for_era(era).clone())
         }
         (_, "tools/call") => {
-            let Some(name) = params.get("name").and_then(Value::as_str) else {
-                return Err(Failure::new(
-                    jsonrpc::INVALID_PARAMS,
-                    "params.name (the tool) is required",
-                ));
-            };
+            let name = required_text(params, "name", "params.name (the tool) is required")?;
             let empty = Map::new();
             let arguments = match params.get("arguments") {
                 None | Some(Value::Null) => &empty,
@@ -151,12 +158,7 @@ pub(super) fn dispatch(
             Ok(catalog.templates_list.for_era(era).clone())
         }
         (_, "resources/read") => {
-            let Some(uri) = params.get("uri").and_then(Value::as_str) else {
-                return Err(Failure::new(
-                    jsonrpc::INVALID_PARAMS,
-                    "params.uri is required",
-                ));
-            };
+            let uri = required_text(params, "uri", "params.uri is required")?;
             if let Some(precomputed) = catalog.fixed_reads.get(uri) {
                 return Ok(precomputed.for_era(era).clone());
             }
