@@ -184,9 +184,14 @@ fn log_panics() {
 pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("DOSSIER_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // Colour only for a person at a terminal: log files and journald get plain text, and
+    // `NO_COLOR` (https://no-color.org) turns it off everywhere.
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .init();
     log_panics();
 }
@@ -288,9 +293,29 @@ fn report_load_error(error: &LoadError) {
     }
 }
 
+/// `--addr` as the addresses to try in order: `:PORT` (no host) means every interface,
+/// IPv6 and IPv4 where the system is dual-stack, else IPv4 only.
+fn listen_addresses(addr: &str) -> Vec<String> {
+    match addr.strip_prefix(':') {
+        Some(port) => vec![format!("[::]:{port}"), format!("0.0.0.0:{port}")],
+        None => vec![addr.to_string()],
+    }
+}
+
+async fn bind(addr: &str) -> std::io::Result<TcpListener> {
+    let mut last = None;
+    for candidate in listen_addresses(addr) {
+        match TcpListener::bind(&candidate).await {
+            Ok(listener) => return Ok(listener),
+            Err(error) => last = Some(error),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no address to listen on")))
+}
+
 /// Binds, loads, and serves until Ctrl-C or SIGTERM.
 pub async fn serve(args: &ServeArgs) -> ExitCode {
-    let listener = match TcpListener::bind(&args.addr).await {
+    let listener = match bind(&args.addr).await {
         Ok(listener) => listener,
         Err(error) => {
             eprintln!("error: cannot listen on {}: {error}", args.addr);

@@ -245,7 +245,8 @@ pub struct Live {
 /// `GET /api/health`.
 #[derive(Serialize, schemars::JsonSchema)]
 pub(crate) struct Health<'a> {
-    /// `degraded` while the revocation store cannot write; everything else keeps working.
+    /// `degraded` while the latest content edit does not compile (the last good version is
+    /// served) or the revocation store cannot write; the service keeps answering either way.
     #[schemars(extend("enum" = ["ok", "degraded"]))]
     status: &'static str,
     version: &'static str,
@@ -309,7 +310,8 @@ pub(crate) fn health_document<'a>(
         },
     };
     Health {
-        status: if store.status == "ok" {
+        // Liveness stays 200; the top-level status is what uptime monitors read.
+        status: if store.status == "ok" && errors.is_none() {
             "ok"
         } else {
             "degraded"

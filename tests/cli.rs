@@ -188,6 +188,7 @@ fn a_broken_content_tree_fails_the_build_and_leaves_the_last_build_untouched() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 
     // A broken tree also refuses to start a server: there is no last good version yet.
+    let fresh_state = tempfile::tempdir().unwrap();
     let serve = run_dossier(&[
         "serve",
         "--addr",
@@ -195,10 +196,13 @@ fn a_broken_content_tree_fails_the_build_and_leaves_the_last_build_untouched() {
         "--content",
         content.to_str().unwrap(),
         "--state",
-        state.to_str().unwrap(),
+        fresh_state.path().to_str().unwrap(),
     ]);
     assert_eq!(serve.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&serve.stderr).contains("unknown division `nowhere`"));
+    // Not a terminal: the log (it says the keys were created) carries no colour codes.
+    assert!(String::from_utf8_lossy(&serve.stderr).contains("created signing keys"));
+    assert!(!serve.stderr.contains(&0x1b), "ANSI escapes in a piped log");
 }
 
 #[test]
@@ -355,6 +359,39 @@ async fn environment_variables_configure_the_server() {
     assert!(dir.path().join("state/keys.json").exists());
     let _ = child.kill();
     let _ = child.wait();
+}
+
+#[tokio::test]
+async fn addr_without_a_host_listens_on_every_interface() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dossier"))
+        .args(["serve", "--addr", ":0", "--no-watch"])
+        .env("DOSSIER_CONTENT", common::sample_content())
+        .env("DOSSIER_STATE", dir.path().join("state"))
+        .env("DOSSIER_BASE_URL", BASE)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let url = line.trim().strip_prefix("dossier listening on ").unwrap();
+    let port = url.rsplit(':').next().unwrap().to_string();
+    // Reachable over IPv4 loopback whichever family the socket is.
+    let health = HttpClient::default()
+        .send(
+            Method::GET,
+            &format!("http://127.0.0.1:{port}/api/health"),
+            &[],
+            "",
+        )
+        .await;
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(health.status, StatusCode::OK, "{line}");
 }
 
 #[tokio::test]

@@ -359,6 +359,7 @@ async fn a_panic_while_compiling_keeps_the_last_good_version() {
     dossier::reload::reload_with(server.app.live_state(), |_| panic!("a compiler bug"));
     let health = server.get("/api/health", &[]).await.json();
     assert_eq!(health["content"]["status"], "error");
+    assert_eq!(health["status"], "degraded");
     let message = health["content"]["errors"][0]["message"].as_str().unwrap();
     assert!(message.contains("a compiler bug"), "{message}");
     let after = server.get("/api/company", &[]).await;

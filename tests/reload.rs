@@ -203,6 +203,8 @@ async fn a_broken_edit_keeps_the_last_good_version_and_health_says_why() {
         (health["content"]["status"] == "error").then_some(health)
     })
     .await;
+    // Uptime monitors read the top-level status: a broken edit makes it `degraded`.
+    assert_eq!(health["status"], "degraded");
     let error = &health["content"]["errors"][0];
     assert!(
         error["file"].as_str().unwrap().ends_with(DIVISION),
@@ -230,8 +232,10 @@ async fn a_broken_edit_keeps_the_last_good_version_and_health_says_why() {
     .unwrap();
     eventually(10, "the error to clear", || async {
         let health = server.get("/api/health", &[]).await.json();
-        (health["content"]["status"] == "ok" && health["content"].get("errors").is_none())
-            .then_some(())
+        (health["status"] == "ok"
+            && health["content"]["status"] == "ok"
+            && health["content"].get("errors").is_none())
+        .then_some(())
     })
     .await;
     assert!(description(&server)

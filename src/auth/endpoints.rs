@@ -59,7 +59,7 @@ impl Answer {
         Answer {
             status,
             content_type: "application/json",
-            body: serde_json::to_vec(value).unwrap_or_default(),
+            body: json_line(value),
             headers: Vec::new(),
         }
     }
@@ -108,6 +108,14 @@ impl Answer {
         )
         .with_header(RETRY_AFTER, HeaderValue::from(seconds))
     }
+}
+
+/// `value` as JSON ending with a newline, as every JSON body here does (`curl` prints the
+/// prompt on the next line).
+pub(crate) fn json_line<T: Serialize>(value: &T) -> Vec<u8> {
+    let mut body = serde_json::to_vec(value).unwrap_or_default();
+    body.push(b'\n');
+    body
 }
 
 /// What the auth endpoints read from an HTTP POST.
@@ -714,7 +722,7 @@ impl AuthService {
         Answer {
             status: StatusCode::OK,
             content_type: "application/json",
-            body: b"{}".to_vec(),
+            body: b"{}\n".to_vec(),
             headers: Vec::new(),
         }
     }
@@ -1093,7 +1101,7 @@ mod tests {
             .await;
         assert_eq!(
             (unknown.status.as_u16(), unknown.body.as_slice()),
-            (200, &b"{}"[..]),
+            (200, &b"{}\n"[..]),
             "unknown tokens revoke quietly"
         );
 

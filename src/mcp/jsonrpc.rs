@@ -153,7 +153,7 @@ pub fn parse(body: &[u8]) -> Result<Message, Invalid> {
 /// `{"jsonrpc":"2.0","id":…,"result":<result>}` with `result` already serialized.
 pub fn result(id: &Id, result: Bytes) -> super::Chunks {
     let start = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":", id.json());
-    super::Chunks(vec![Bytes::from(start), result, Bytes::from_static(b"}")])
+    super::Chunks(vec![Bytes::from(start), result, Bytes::from_static(b"}\n")])
 }
 
 /// A JSON-RPC error object; `id` is `null` when it could not be read.
@@ -171,7 +171,7 @@ pub fn error(id: Option<&Id>, code: i64, message: &str, data: Option<Value>) -> 
     out.extend_from_slice(id.as_bytes());
     out.extend_from_slice(b",\"error\":");
     out.extend_from_slice(&error);
-    out.extend_from_slice(b"}");
+    out.extend_from_slice(b"}\n");
     out
 }
 
@@ -246,7 +246,7 @@ mod tests {
                 panic!("{body}")
             };
             let answer = result(&parsed, Bytes::from_static(b"{}")).to_vec();
-            let expected = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#);
+            let expected = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n");
             assert_eq!(String::from_utf8(answer).unwrap(), expected);
             let failed = error(Some(&parsed), INVALID_PARAMS, "x", None);
             assert!(String::from_utf8(failed)
@@ -262,7 +262,7 @@ mod tests {
         let id = Id::from_json("\"abc\"").unwrap();
         assert_eq!(
             result(&id, Bytes::from_static(b"{}")).to_vec(),
-            br#"{"jsonrpc":"2.0","id":"abc","result":{}}"#
+            b"{\"jsonrpc\":\"2.0\",\"id\":\"abc\",\"result\":{}}\n"
         );
         let error: Value = serde_json::from_slice(&error(None, PARSE_ERROR, "bad", None)).unwrap();
         assert_eq!(error["id"], Value::Null);

@@ -132,10 +132,10 @@ fn refusal_bytes(refusal: &Refusal) -> Vec<u8> {
             "too many open connections from this address; close some and retry",
         ),
     };
-    let body = serde_json::to_string(&ErrorBody {
+    let body = String::from_utf8(crate::auth::endpoints::json_line(&ErrorBody {
         error: code,
         error_description: description,
-    })
+    }))
     .unwrap_or_default();
     format!(
         "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncache-control: no-store\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",

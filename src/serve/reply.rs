@@ -97,11 +97,10 @@ static COMMON: LazyLock<Vec<(HeaderName, HeaderValue)>> = LazyLock::new(|| {
 
 /// A JSON error response; never cached, since errors describe one request.
 pub fn error(status: StatusCode, code: &str, description: &str) -> Response<Body> {
-    let body = serde_json::to_vec(&ErrorBody {
+    let body = crate::auth::endpoints::json_line(&ErrorBody {
         error: code,
         error_description: description,
-    })
-    .unwrap_or_default();
+    });
     let mut response = Response::new(Body::new(Bytes::from(body)));
     *response.status_mut() = status;
     response.headers_mut().insert(CONTENT_TYPE, JSON);

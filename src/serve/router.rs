@@ -943,6 +943,12 @@ mod tests {
                 "{rule}: {expected:?} not in\n{headers}{}",
                 answer.body
             );
+            if headers.contains("content-type: application/json") {
+                assert!(
+                    answer.body.ends_with('\n'),
+                    "{rule}: JSON ends with a newline"
+                );
+            }
         }
     }
 
