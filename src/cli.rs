@@ -274,7 +274,34 @@ pub fn build(args: &BuildArgs) -> ExitCode {
         config.base_url,
         started.elapsed().as_millis()
     );
+    for warning in deployment_warnings(&config.base_url, origin_url.as_ref()) {
+        eprintln!("warning: {warning}");
+    }
     ExitCode::SUCCESS
+}
+
+/// What a build cannot do once uploaded, said when it is made rather than found out later.
+fn deployment_warnings(base_url: &BaseUrl, origin: Option<&BaseUrl>) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let host = base_url
+        .host()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let loopback = host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if loopback {
+        warnings.push(format!(
+            "the base URL {base_url} is a loopback address: every link and document names it, so this build works only on this machine; build with --base-url https://your.domain to deploy it"
+        ));
+    }
+    if origin.is_none() {
+        warnings.push(
+            "no --origin-url: on a static host the dynamic endpoints (/agent/*, /oauth2/*, /mcp, /api/search, /api/company?cursor=) are absent; run `dossier serve --dynamic-only` somewhere and build with --origin-url pointing at it".to_string(),
+        );
+    }
+    warnings
 }
 
 fn report_load_error(error: &LoadError) {

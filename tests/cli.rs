@@ -361,6 +361,63 @@ async fn environment_variables_configure_the_server() {
     let _ = child.wait();
 }
 
+#[test]
+fn a_build_says_what_it_cannot_do_once_deployed() {
+    let dir = tempfile::tempdir().unwrap();
+    let content = common::sample_content();
+    let (out, state) = (dir.path().join("build"), dir.path().join("state"));
+    let plain = run_dossier(&[
+        "build",
+        "--content",
+        content.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+    ]);
+    assert!(plain.status.success());
+    let stderr = String::from_utf8_lossy(&plain.stderr);
+    assert!(
+        stderr.contains("warning: the base URL http://127.0.0.1:8080 is a loopback address"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("warning: no --origin-url"), "{stderr}");
+    // Without an origin no path that exists as a file is sent to the worker (which could
+    // only answer 503): /api/company is served as the file it is.
+    let routes: serde_json::Value =
+        serde_json::from_slice(&fs::read(out.join("_routes.json")).unwrap()).unwrap();
+    let include: Vec<&str> = routes["include"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert!(
+        !include
+            .iter()
+            .any(|r| r.starts_with("/api/") || *r == "/mcp"),
+        "{include:?}"
+    );
+    assert!(include.contains(&"/.well-known/oauth-protected-resource"));
+
+    let deployable = run_dossier(&[
+        "build",
+        "--content",
+        content.to_str().unwrap(),
+        "--out",
+        dir.path().join("deployable").to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+        "--base-url",
+        BASE,
+        "--origin-url",
+        "https://core.example.com",
+    ]);
+    assert!(deployable.status.success());
+    let stderr = String::from_utf8_lossy(&deployable.stderr);
+    assert!(!stderr.contains("warning:"), "{stderr}");
+}
+
 #[tokio::test]
 async fn addr_without_a_host_listens_on_every_interface() {
     let dir = tempfile::tempdir().unwrap();

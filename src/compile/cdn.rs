@@ -9,7 +9,8 @@
 //!   also be the directory holding `…/mcp`), and with `--origin-url` proxy rules sending
 //!   `/agent/*`, `/oauth2/*`, `/api/*` and `/mcp` to the dynamic core (Netlify syntax).
 //! - `_routes.json` and `_worker.js` (Cloudflare Pages, whose `_redirects` cannot proxy to
-//!   another host): only the dynamic paths and the rewrite run the worker.
+//!   another host): only the rewrite and, with `--origin-url`, the dynamic paths run the
+//!   worker.
 //!
 //! All of it is generated from the manifest, like the server's own responses.
 
@@ -172,9 +173,15 @@ pub fn redirects_file(manifest: &Manifest, origin: Option<&BaseUrl>) -> String {
     out
 }
 
-pub fn routes_file(manifest: &Manifest) -> String {
-    let mut include: Vec<String> = DYNAMIC_PREFIXES.iter().map(|p| format!("{p}*")).collect();
-    include.push(paths::MCP.to_string());
+/// Which paths run the worker. Without an origin the worker could only answer 503 for the
+/// dynamic paths, and would shadow files that exist (`/api/company`, `/api/pages/…`): so
+/// only the rewrites run it, and the dynamic endpoints are simply absent.
+pub fn routes_file(manifest: &Manifest, origin: Option<&BaseUrl>) -> String {
+    let mut include: Vec<String> = Vec::new();
+    if origin.is_some() {
+        include.extend(DYNAMIC_PREFIXES.iter().map(|p| format!("{p}*")));
+        include.push(paths::MCP.to_string());
+    }
     for (path, entry) in &manifest.artifacts {
         if stored_elsewhere(path, &entry.file) {
             include.push(path.clone());

@@ -246,7 +246,7 @@ fn write_tree(
     write_file(
         dir,
         "_routes.json",
-        super::cdn::routes_file(&manifest).as_bytes(),
+        super::cdn::routes_file(&manifest, origin).as_bytes(),
     )?;
     write_file(
         dir,
