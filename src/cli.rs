@@ -1,6 +1,7 @@
 //! The command line: `dossier build` and `dossier serve`. Flags also read environment
 //! variables (`DOSSIER_*`), so the same binary configures from either.
 
+use crate::serve::access_log::AccessLog;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -124,6 +125,10 @@ pub struct ServeArgs {
     /// Do not watch the content (or build) directory for changes.
     #[arg(long, env = "DOSSIER_NO_WATCH")]
     pub no_watch: bool,
+    /// One log line per request (client, method, path without query, status, bytes,
+    /// duration, user agent): `text`, `json` (every log line as JSON), or `off`.
+    #[arg(long, env = "DOSSIER_ACCESS_LOG", value_enum, default_value = "text")]
+    pub access_log: AccessLog,
     /// Browser origins allowed to call /mcp besides the base URL's own and loopback (repeat
     /// the flag, or separate with commas). When bound to loopback, all others get 403; when
     /// bound publicly and none are given, any origin may call.
@@ -181,18 +186,22 @@ fn log_panics() {
     }));
 }
 
-pub fn init_logging() {
+/// Sets up logging to stderr: plain lines, or JSON objects (`--access-log json`).
+pub fn init_logging(json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("DOSSIER_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     // Colour only for a person at a terminal: log files and journald get plain text, and
     // `NO_COLOR` (https://no-color.org) turns it off everywhere.
     let colour = std::io::IsTerminal::is_terminal(&std::io::stderr())
         && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
-    tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(colour)
-        .init();
+        .with_writer(std::io::stderr);
+    if json {
+        builder.json().flatten_event(true).init();
+    } else {
+        builder.with_ansi(colour).init();
+    }
     log_panics();
 }
 
@@ -485,6 +494,7 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         origins,
     )
     .with_dynamic_only(args.dynamic_only)
+    .with_access_log(args.access_log)
     .with_connections(connections)
     .with_proxies(proxies);
     let app = Arc::new(app);

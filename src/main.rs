@@ -2,10 +2,13 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use dossier::cli::{self, Cli, Command};
+use dossier::serve::access_log::AccessLog;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    cli::init_logging();
+    let json_logs =
+        matches!(&cli.command, Command::Serve(args) if args.access_log == AccessLog::Json);
+    cli::init_logging(json_logs);
     match cli.command {
         Command::Build(args) => cli::build(&args),
         Command::Serve(args) => run(cli::serve(&args)),

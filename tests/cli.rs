@@ -418,6 +418,123 @@ fn a_build_says_what_it_cannot_do_once_deployed() {
     assert!(!stderr.contains("warning:"), "{stderr}");
 }
 
+/// Starts `serve` with `extra` flags and stderr in a file; returns the child, its base URL
+/// and the log file.
+fn serve_logging(dir: &Path, extra: &[&str]) -> (std::process::Child, String, std::path::PathBuf) {
+    let log = dir.join("stderr.log");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dossier"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--no-watch"])
+        .args(extra)
+        .env("DOSSIER_CONTENT", common::sample_content())
+        .env("DOSSIER_STATE", dir.join("state"))
+        .env_remove("DOSSIER_LOG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("dossier listening on ")
+        .unwrap()
+        .to_string();
+    (child, url, log)
+}
+
+#[tokio::test]
+async fn every_request_gets_one_access_line_without_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url, log) = serve_logging(dir.path(), &[]);
+    let client = HttpClient::default();
+    let secret = "v4.local.SECRET-TOKEN-VALUE";
+    let ok = client
+        .send(
+            Method::GET,
+            &format!("{url}/api/company"),
+            &[("user-agent", "probe/1.0")],
+            "",
+        )
+        .await;
+    assert_eq!(ok.status, StatusCode::OK);
+    let refused = client
+        .send(
+            Method::GET,
+            &format!("{url}/api/search?q=x&access_token={secret}"),
+            &[],
+            "",
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    let bearer = format!("Bearer {secret}");
+    let unauthorized = client
+        .send(
+            Method::GET,
+            &format!("{url}/api/company"),
+            &[("authorization", &bearer)],
+            "",
+        )
+        .await;
+    assert_eq!(unauthorized.status, StatusCode::UNAUTHORIZED);
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("dossier::access"))
+        .collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(
+        lines[0].contains("client=127.0.0.1 method=GET path=/api/company status=200 bytes=")
+            && lines[0].ends_with("user_agent=probe/1.0"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].contains("path=/api/search status=400"),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[2].contains("status=401"), "{}", lines[2]);
+    assert!(!text.contains("SECRET") && !text.contains("q=x"), "{text}");
+}
+
+#[tokio::test]
+async fn access_log_json_and_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url, log) = serve_logging(dir.path(), &["--access-log", "json"]);
+    let health = HttpClient::default()
+        .send(Method::GET, &format!("{url}/api/health"), &[], "")
+        .await;
+    assert_eq!(health.status, StatusCode::OK);
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = fs::read_to_string(&log).unwrap();
+    let access: Vec<serde_json::Value> = text
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("every line is JSON"))
+        .filter(|line| line["target"] == "dossier::access")
+        .collect();
+    assert_eq!(access.len(), 1, "{text}");
+    assert_eq!(access[0]["path"], "/api/health");
+    assert_eq!(access[0]["status"], 200);
+
+    let quiet = tempfile::tempdir().unwrap();
+    let (mut child, url, log) = serve_logging(quiet.path(), &["--access-log", "off"]);
+    HttpClient::default()
+        .send(Method::GET, &format!("{url}/api/health"), &[], "")
+        .await;
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(!fs::read_to_string(&log)
+        .unwrap()
+        .contains("dossier::access"));
+}
+
 #[tokio::test]
 async fn addr_without_a_host_listens_on_every_interface() {
     let dir = tempfile::tempdir().unwrap();

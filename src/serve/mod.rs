@@ -4,6 +4,7 @@
 //! panic isolation, graceful shutdown), [`client`] decides who a request is from, and
 //! [`router`] what it gets.
 
+pub mod access_log;
 pub(crate) mod api;
 pub mod client;
 pub mod connection;
@@ -24,6 +25,7 @@ use crate::auth::endpoints::AuthService;
 use crate::clock::Clock;
 use crate::config::SiteConfig;
 use crate::live::{Live, LiveState, Source, Version};
+use access_log::{AccessLog, RequestLine};
 use client::TrustedProxies;
 use connection::ConnectionLimits;
 use origin::OriginPolicy;
@@ -42,6 +44,7 @@ pub struct App {
     connections: ConnectionLimits,
     /// Proxies whose forwarding headers name the client.
     proxies: TrustedProxies,
+    access_log: AccessLog,
     live: LiveState,
 }
 
@@ -63,6 +66,7 @@ impl App {
             dynamic_only: false,
             connections: ConnectionLimits::default(),
             proxies: TrustedProxies::default(),
+            access_log: AccessLog::default(),
             live,
         }
     }
@@ -75,6 +79,11 @@ impl App {
 
     pub fn with_connections(mut self, connections: ConnectionLimits) -> App {
         self.connections = connections;
+        self
+    }
+
+    pub fn with_access_log(mut self, access_log: AccessLog) -> App {
+        self.access_log = access_log;
         self
     }
 
@@ -120,7 +129,15 @@ pub async fn run(
     let proxies = app.proxies.clone();
     connection::serve_connections(listener, limits, proxies, shutdown, move |peer, request| {
         let app = Arc::clone(&app);
-        async move { router::handle(&app, peer, request).await }
+        async move {
+            let started = std::time::Instant::now();
+            let line = RequestLine::start(app.access_log, &app.proxies, peer, &request);
+            let response = router::handle(&app, peer, request).await;
+            if let Some(line) = line {
+                line.finish(&response, started.elapsed());
+            }
+            response
+        }
     })
     .await
 }
