@@ -62,11 +62,68 @@ fn missing_required_fields_name_the_field() {
             "",
         );
     });
+    // Named, and located at the object that lacks it (here the whole file, line 1), not
+    // at the end of the file where the parser noticed.
+    assert_eq!(
+        errors,
+        ["company.json:1: name: missing: this field is required"]
+    );
+}
+
+#[test]
+fn a_missing_nested_field_points_at_its_object() {
+    let errors = errors_after(|dir| {
+        replace_in(
+            &dir.join("company.json"),
+            "    \"locality\": \"Boulder\",\n",
+            "",
+        );
+    });
+    let company = std::fs::read_to_string(common::sample_content().join("company.json")).unwrap();
+    let line = company
+        .lines()
+        .position(|l| l.contains("\"headquarters\": {"))
+        .unwrap()
+        + 1;
+    assert_eq!(
+        errors,
+        [format!(
+            "company.json:{line}: headquarters.locality: missing: this field is required"
+        )]
+    );
+}
+
+#[test]
+fn a_division_that_does_not_parse_is_reported_once() {
+    let errors = errors_after(|dir| {
+        // A syntax error (a trailing comma) in a division that pages refer to.
+        replace_in(
+            &dir.join("divisions/data-platform.json"),
+            "\"id\": \"data-platform\",",
+            "\"id\": \"data-platform\",,",
+        );
+    });
+    // pages/ridgeline-security.md belongs to data-platform: it is not reported as well.
     assert_eq!(errors.len(), 1, "{errors:?}");
-    assert!(errors[0].starts_with("company.json:"), "{errors:?}");
     assert!(
-        errors[0].contains(": -: missing field `name`"),
+        errors[0].starts_with("divisions/data-platform.json:"),
         "{errors:?}"
+    );
+    assert!(!errors[0].contains("unknown division"), "{errors:?}");
+}
+
+#[test]
+fn a_missing_front_matter_field_is_named() {
+    let errors = errors_after(|dir| {
+        std::fs::write(
+            dir.join("pages/short.md"),
+            "+++\ntitle = \"Short\"\n+++\nSome text.\n",
+        )
+        .unwrap();
+    });
+    assert_eq!(
+        errors,
+        ["pages/short.md:2: summary: missing: this field is required"]
     );
 }
 
@@ -310,7 +367,7 @@ fn hostile_json_does_not_crash_the_loader() {
         "{errors:?}"
     );
     assert!(
-        errors[2].starts_with("divisions/trailing.json:1: -: missing field `name`"),
+        errors[2].starts_with("divisions/trailing.json:1: name: missing: this field is required"),
         "{errors:?}"
     );
 }

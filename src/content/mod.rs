@@ -88,6 +88,9 @@ pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
 
     let mut divisions = Vec::new();
     let mut division_files: HashMap<String, PathBuf> = HashMap::new();
+    // Ids of division files that do not parse (their `id` if it can be read, else the file
+    // name): their error is reported once, not again by every page that names them.
+    let mut unparsed_divisions: Vec<String> = Vec::new();
     for file in list_files(&dir.join("divisions"), "json", &mut errors) {
         let Some(text) = read_text(&root, &file, &mut errors) else {
             continue;
@@ -97,6 +100,15 @@ pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
         let Some((division, valid)) =
             parse_json::<Division>(&file, &text, &mut errors, Division::check)
         else {
+            unparsed_divisions.extend(
+                serde_json::from_str::<serde_json::Value>(&text)
+                    .ok()
+                    .and_then(|value| value.get("id")?.as_str().map(String::from)),
+            );
+            unparsed_divisions.extend(
+                file.file_stem()
+                    .map(|stem| stem.to_string_lossy().into_owned()),
+            );
             continue;
         };
         if let Some(first) = division_files.get(&division.id) {
@@ -150,7 +162,7 @@ pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
             );
         }
         if let Some(division) = &page.division {
-            if !division_files.contains_key(division) {
+            if !division_files.contains_key(division) && !unparsed_divisions.contains(division) {
                 let mut known: Vec<&str> = division_files.keys().map(String::as_str).collect();
                 known.sort_unstable();
                 problems.add(
@@ -346,15 +358,32 @@ fn parse_json<T: DeserializeOwned>(
             Some((value, valid))
         }
         Err((field, inner)) => {
-            errors.push(ContentError::at(
-                file,
-                inner.line(),
-                field,
-                without_location(&inner.to_string()),
-            ));
+            let message = without_location(&inner.to_string());
+            errors.push(match missing_field(&field, &message) {
+                Some((object, missing)) => ContentError::at(
+                    file,
+                    object.map_or(1, |object| FieldLines::from_json(text).line_of(&object)),
+                    missing,
+                    MISSING_FIELD,
+                ),
+                None => ContentError::at(file, inner.line(), field, message),
+            });
             None
         }
     }
+}
+
+const MISSING_FIELD: &str = "missing: this field is required";
+
+/// serde reports a missing field as "missing field `x`" at the end of the object that lacks
+/// it, under the object's path: the object's path (`None` at the top) and the field's full
+/// path, so the error names the field and points at the object.
+fn missing_field(object: &str, message: &str) -> Option<(Option<String>, String)> {
+    let name = message.strip_prefix("missing field `")?.strip_suffix('`')?;
+    if object == "-" {
+        return Some((None, name.to_string()));
+    }
+    Some((Some(object.to_string()), format!("{object}.{name}")))
 }
 
 /// Parses a page: front matter, field rules, and the body.
@@ -385,12 +414,16 @@ fn parse_page(file: &Path, text: &str, errors: &mut ContentErrors) -> Option<(Pa
                             .count()
                 })
                 .unwrap_or(split.front_matter_line);
-            errors.push(ContentError::at(
-                file,
-                line,
-                field_name(&path),
-                error.message().trim(),
-            ));
+            let message = error.message().trim();
+            errors.push(match missing_field(&field_name(&path), message) {
+                Some((object, missing)) => ContentError::at(
+                    file,
+                    object.map_or(split.front_matter_line, |object| lines.line_of(&object)),
+                    missing,
+                    MISSING_FIELD,
+                ),
+                None => ContentError::at(file, line, field_name(&path), message),
+            });
             return None;
         }
     };
