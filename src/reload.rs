@@ -262,6 +262,12 @@ pub fn reload_with(
         Err(error) => {
             let errors = match error {
                 LoadError::Content(errors) => errors.0,
+                // A template error names the template file and line, like content errors.
+                LoadError::Compile(crate::compile::CompileError {
+                    reason,
+                    template: Some((file, line)),
+                    ..
+                }) => vec![ContentError::at_line(file, line, reason)],
                 other => vec![ContentError::whole_file(
                     live.source().dir(),
                     other.to_string(),

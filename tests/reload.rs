@@ -325,11 +325,20 @@ async fn template_edits_are_live_too() {
         (health["content"]["status"] == "error").then_some(health)
     })
     .await;
+    // Located like a content error: the template file and its line.
+    let error = &health["content"]["errors"][0];
+    assert_eq!(
+        error["file"].as_str().unwrap(),
+        templates.join("page.html").to_str().unwrap(),
+        "{health}"
+    );
+    assert_eq!(error["line"], 1, "{health}");
+    assert_eq!(error["field"], "-", "{health}");
     assert!(
-        health["content"]["errors"][0]["message"]
+        error["message"]
             .as_str()
             .unwrap()
-            .contains("page.html"),
+            .starts_with("syntax error"),
         "{health}"
     );
     assert_eq!(server.get("/careers", &[]).await.status, StatusCode::OK);

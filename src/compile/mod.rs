@@ -12,6 +12,7 @@ pub mod output;
 pub mod templates;
 
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use artifact::{Artifact, ArtifactSet, CachePolicy, Encoding, Representation};
@@ -35,10 +36,12 @@ pub struct CompileInput<'a> {
 /// A document could not be produced. Content problems are caught earlier by `content`;
 /// this is about templates and serialization.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot render {document}: {reason}")]
+#[error("{}", self.describe())]
 pub struct CompileError {
     pub document: &'static str,
     pub reason: String,
+    /// The template file and line at fault, when a template is.
+    pub template: Option<(PathBuf, usize)>,
 }
 
 impl CompileError {
@@ -46,6 +49,14 @@ impl CompileError {
         CompileError {
             document,
             reason: reason.to_string(),
+            template: None,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match &self.template {
+            Some((file, line)) => format!("{}:{line}: {}", file.display(), self.reason),
+            None => format!("cannot render {}: {}", self.document, self.reason),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! directory (`templates/` by default), so a company can restyle its pages and reword
 //! `auth.md` without touching code. Read on every compile, so template edits hot-reload too.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use minijinja::Environment;
 
@@ -27,6 +27,28 @@ const DEFAULTS: [(&str, &str); 8] = [
 /// The loaded templates, ready to render.
 pub struct Templates {
     environment: Environment<'static>,
+    /// Where overrides are read from, to name the file of a template error.
+    dir: Option<PathBuf>,
+}
+
+/// A template error located in its file: `templates/division.html:2: syntax error: …`.
+fn template_error(dir: Option<&Path>, name: &str, error: &minijinja::Error) -> CompileError {
+    let text = error.to_string();
+    // minijinja ends its message with " (in NAME:LINE)"; the location is given separately.
+    let reason = match text.rfind(" (in ") {
+        Some(cut) => text[..cut].to_string(),
+        None => text.clone(),
+    };
+    let template = error.name().unwrap_or(name);
+    let file = match dir {
+        Some(dir) => dir.join(template),
+        None => PathBuf::from("built-in templates").join(template),
+    };
+    CompileError {
+        document: "templates",
+        reason,
+        template: Some((file, error.line().unwrap_or(1))),
+    }
 }
 
 impl Templates {
@@ -68,9 +90,12 @@ impl Templates {
             };
             environment
                 .add_template_owned(name, text)
-                .map_err(|e| CompileError::new("templates", format!("{name}: {e}")))?;
+                .map_err(|e| template_error(dir, name, &e))?;
         }
-        Ok(Templates { environment })
+        Ok(Templates {
+            environment,
+            dir: dir.map(Path::to_path_buf),
+        })
     }
 
     pub fn render(
@@ -81,6 +106,6 @@ impl Templates {
         self.environment
             .get_template(name)
             .and_then(|template| template.render(context))
-            .map_err(|e| CompileError::new(name, format!("{e:#}")))
+            .map_err(|e| template_error(self.dir.as_deref(), name, &e))
     }
 }
