@@ -92,8 +92,11 @@ pub fn watch(app: Arc<App>) -> Result<JoinHandle<()>, WatchError> {
             let mut watched = identity(&target);
             loop {
                 // Wait for the first relevant event of a batch.
+                let mut changed = std::collections::BTreeSet::new();
                 match events.recv() {
-                    Ok(Ok(event)) if relevant(&event, &targets) => {}
+                    Ok(Ok(event)) if relevant(&event, &targets) => {
+                        changed.extend(event.paths);
+                    }
                     Ok(Ok(_)) => continue,
                     Ok(Err(error)) => {
                         tracing::warn!(%error, "file watcher error");
@@ -112,7 +115,10 @@ pub fn watch(app: Arc<App>) -> Result<JoinHandle<()>, WatchError> {
                         break;
                     }
                     match events.recv_timeout(deadline - now) {
-                        Ok(Ok(event)) if relevant(&event, &targets) => last = Instant::now(),
+                        Ok(Ok(event)) if relevant(&event, &targets) => {
+                            changed.extend(event.paths);
+                            last = Instant::now();
+                        }
                         Ok(_) => {}
                         Err(RecvTimeoutError::Timeout) => break,
                         Err(RecvTimeoutError::Disconnected) => return,
@@ -126,11 +132,41 @@ pub fn watch(app: Arc<App>) -> Result<JoinHandle<()>, WatchError> {
                         Err(error) => tracing::warn!(%error, "cannot watch the replaced directory"),
                     }
                 }
-                reload(&app);
+                reload_changed(&app, &files_list(&changed, &targets));
             }
         })
         .map_err(|e| WatchError(e.to_string()))?;
     Ok(thread)
+}
+
+/// "content/divisions/a.json, content/pages/b.md and 4 more": the files of a batch for one
+/// log line, relative to the watched directory that holds them. An editor's or `sed -i`'s
+/// temporary file (gone by now, and not a kind of file the site is made of) is left out.
+fn files_list(changed: &std::collections::BTreeSet<PathBuf>, targets: &[PathBuf]) -> String {
+    const SITE_FILES: [&str; 5] = ["json", "md", "html", "css", "txt"];
+    const SHOWN: usize = 5;
+    let names: Vec<String> = changed
+        .iter()
+        .filter(|path| !is_noise(path))
+        .filter(|path| {
+            path.exists()
+                || path
+                    .extension()
+                    .is_some_and(|ext| SITE_FILES.contains(&ext.to_string_lossy().as_ref()))
+        })
+        .filter_map(|path| {
+            targets.iter().find_map(|target| {
+                let relative = path.strip_prefix(target).ok()?;
+                let base = target.file_name()?.to_string_lossy();
+                Some(format!("{base}/{}", relative.display()))
+            })
+        })
+        .collect();
+    let mut text: Vec<String> = names.iter().take(SHOWN).cloned().collect();
+    if names.len() > SHOWN {
+        text.push(format!("and {} more", names.len() - SHOWN));
+    }
+    text.join(", ")
 }
 
 /// How many paths differ between two versions (added, removed or with other bytes).
@@ -167,13 +203,18 @@ static RELOADING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Compiles the source once, with the keys published now, and swaps the result in, or
 /// reports why not; then compresses the new version's variants in the background.
 pub fn reload(app: &Arc<App>) {
+    reload_changed(app, "");
+}
+
+/// [`reload`] after an edit of `files` (named in the log lines).
+pub fn reload_changed(app: &Arc<App>, files: &str) {
     {
         let _one_at_a_time = RELOADING
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let jwks = app.auth().published_jwks(app.clock().now());
         let live = app.live_state();
-        reload_with(live, |previous| {
+        reload_files(live, files, |previous| {
             live::prepare(live.source(), app.config(), &jwks, Some(previous))
         });
     }
@@ -229,6 +270,14 @@ pub fn reload_with(
     live: &LiveState,
     compile: impl FnOnce(&ArtifactSet) -> Result<Version, LoadError>,
 ) {
+    reload_files(live, "", compile);
+}
+
+fn reload_files(
+    live: &LiveState,
+    files: &str,
+    compile: impl FnOnce(&ArtifactSet) -> Result<Version, LoadError>,
+) {
     let started = Instant::now();
     let current = live.current();
     let result = std::panic::catch_unwind(AssertUnwindSafe(|| compile(&current.artifacts)))
@@ -256,8 +305,12 @@ pub fn reload_with(
                 %previous,
                 changed,
                 compile_ms = elapsed.as_millis() as u64,
+                files,
                 "reloaded"
             );
+            if was_broken {
+                tracing::info!("the content errors reported earlier are fixed");
+            }
         }
         Err(error) => {
             let errors = match error {
@@ -279,10 +332,43 @@ pub fn reload_with(
             tracing::warn!(
                 serving = current.artifacts.revision(),
                 problems = errors.len(),
+                files,
                 "reload refused; still serving the last good version"
             );
             drop(current);
             live.report_errors(errors);
         }
+    }
+}
+
+#[cfg(test)]
+mod file_list_tests {
+    use std::collections::BTreeSet;
+    use std::fs;
+
+    use super::*;
+
+    #[test]
+    fn a_batch_names_its_site_files_and_not_editor_leftovers() {
+        let dir = tempfile::tempdir().unwrap();
+        let content = dir.path().join("content");
+        fs::create_dir_all(content.join("pages")).unwrap();
+        fs::write(content.join("pages/kept.md"), "x").unwrap();
+        let changed: BTreeSet<PathBuf> = [
+            content.join("pages/kept.md"),
+            content.join("pages/deleted.md"),
+            content.join("pages/sedX1a2b3"),
+            content.join("pages/.kept.md.swp"),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(
+            files_list(&changed, std::slice::from_ref(&content)),
+            "content/pages/deleted.md, content/pages/kept.md"
+        );
+        let many: BTreeSet<PathBuf> = (0..8)
+            .map(|i| content.join(format!("pages/p{i}.md")))
+            .collect();
+        assert!(files_list(&many, &[content]).ends_with("and 3 more"));
     }
 }
