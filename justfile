@@ -15,19 +15,19 @@ serve *ARGS:
 build *ARGS:
     cargo run --release -- build {{ARGS}}
 
-# Run every test: Rust unit and integration tests, then the checks made with others' tools
-# (OpenAPI validator, OAuth and JOSE libraries, MCP SDK clients, the MCP conformance suite,
-# a headless Chromium).
+# Run every test: cargo test, then others' tools (OpenAPI, OAuth, MCP clients and conformance, schemathesis, Chromium).
 test:
     command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq --no-install-recommends redis-server)
     cargo test --all-targets
     # The auth suite again, with revocations and rate limits in Redis instead of redb.
     DOSSIER_TEST_STORE=redis cargo test --test auth_flow
-    python3 -m pip install --quiet --disable-pip-version-check -r tests/external/requirements.txt
+    # Python tools in a virtual environment of the project's own, never the system's Python.
+    test -x target/venv/bin/python || python3 -m venv target/venv
+    target/venv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/external/requirements.txt
     npm ci --prefix tests/external/node --no-audit --no-fund --silent
     command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium)
     bash conformance/run.sh
-    python3 -m pytest -q tests/external
+    target/venv/bin/python -m pytest -q tests/external
 
 # Formatting and lints, as CI enforces them.
 lint:
@@ -44,8 +44,7 @@ bench-reload *ARGS:
     cargo build --release
     python3 benches/reload_bench.py {{ARGS}}
 
-# Fuzz every parser of untrusted bytes for SECONDS each (cargo-fuzz; stable Rust via
-# RUSTC_BOOTSTRAP), printing executions per target. Crashes land in fuzz/artifacts/<target>/.
+# Fuzz every parser of untrusted bytes for SECONDS each (crashes land in fuzz/artifacts/<target>/).
 fuzz SECONDS="60":
     command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
     RUSTC_BOOTSTRAP=1 cargo fuzz build -s none --debug-assertions
@@ -58,7 +57,6 @@ fuzz SECONDS="60":
         test "${PIPESTATUS[0]}" -eq 0 || { echo "$target: failed; see fuzz/artifacts/$target"; exit 1; }; \
     done
 
-# Upload build/ to S3 with each file's Content-Type from the manifest (needs the AWS CLI),
-# e.g. `just deploy-s3 s3://my-bucket` or `just deploy-s3 s3://my-bucket --dry-run`.
+# Upload build/ to S3 with each file's type from the manifest (AWS CLI), e.g. `just deploy-s3 s3://bucket --dry-run`.
 deploy-s3 TARGET *ARGS:
     python3 deploy/s3.py build {{TARGET}} {{ARGS}}

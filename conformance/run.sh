@@ -25,11 +25,18 @@ url="$(sed -n 's/^dossier listening on //p' "$work/stdout")/mcp"
 
 status=0
 for requirements in 2025-11-25 2026-07-28; do
-    echo "== conformance --requirements $requirements against $url"
-    "$node" "$suite" server --url "$url" --requirements "$requirements" \
+    log="$out.$requirements.log"
+    if "$node" "$suite" server --url "$url" --requirements "$requirements" \
         --expected-failures "$root/conformance/baseline-$requirements.yml" \
-        -o "$out/$requirements" >"$out.$requirements.log" 2>&1 || status=1
-    grep -E "^(Total|✗|Expected|Unexpected|Stale)|baseline" "$out.$requirements.log" | tail -n 60 || true
+        -o "$out/$requirements" >"$log" 2>&1; then
+        # The suite counts the baselined scenarios (they need its own fixture tools) as
+        # failures; only the gate below says whether any check really failed.
+        echo "conformance $requirements: the suite ran; its full report is in $log"
+    else
+        status=1
+        echo "conformance $requirements: the suite reports failures outside its baseline:"
+        sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E -A 30 "^(Unexpected|Stale)" || tail -n 40 "$log"
+    fi
 done
 python3 "$root/conformance/gate.py" "$out" "$root/conformance/fixture-checks.txt" || status=1
 exit $status
