@@ -125,6 +125,10 @@ pub struct ServeArgs {
     /// Do not watch the content (or build) directory for changes.
     #[arg(long, env = "DOSSIER_NO_WATCH")]
     pub no_watch: bool,
+    /// Serve Prometheus metrics at GET /metrics on this address (a listener of its own; off
+    /// by default, so the numbers are never public by accident).
+    #[arg(long, env = "DOSSIER_METRICS_ADDR")]
+    pub metrics_addr: Option<String>,
     /// One log line per request (client, method, path without query, status, bytes,
     /// duration, user agent): `text`, `json` (every log line as JSON), or `off`.
     #[arg(long, env = "DOSSIER_ACCESS_LOG", value_enum, default_value = "text")]
@@ -498,6 +502,16 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
     .with_connections(connections)
     .with_proxies(proxies);
     let app = Arc::new(app);
+    let metrics = match &args.metrics_addr {
+        Some(addr) => match bind(addr).await {
+            Ok(listener) => Some(listener),
+            Err(error) => {
+                eprintln!("error: cannot listen on {addr} for metrics: {error}");
+                return ExitCode::FAILURE;
+            }
+        },
+        None => None,
+    };
     // The first version serves identity bytes at once; gzip and brotli follow.
     reload::compress_in_background(Arc::clone(&app));
     tokio::spawn(purge_revocations(Arc::clone(&app)));
@@ -509,6 +523,15 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
     }
     // A fixed line on stdout, so scripts and tests can learn the port when --addr ends in :0.
     println!("dossier listening on http://{local}");
+    if let Some(listener) = metrics {
+        if let Ok(addr) = listener.local_addr() {
+            println!(
+                "dossier metrics on http://{}/metrics",
+                serve::display_addr(addr)
+            );
+        }
+        tokio::spawn(serve::run_metrics(listener, Arc::clone(&app)));
+    }
     match serve::run(listener, app, shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

@@ -396,6 +396,9 @@ pub struct LiveState {
     live: ArcSwap<Live>,
     source: Source,
     started_at: SystemTime,
+    /// Versions swapped in by reloads, and edits refused (for `/metrics`).
+    reloads: std::sync::atomic::AtomicU64,
+    refused: std::sync::atomic::AtomicU64,
 }
 
 impl LiveState {
@@ -405,6 +408,8 @@ impl LiveState {
             live: ArcSwap::from_pointee(live),
             source,
             started_at,
+            reloads: Default::default(),
+            refused: Default::default(),
         }
     }
 
@@ -422,6 +427,16 @@ impl LiveState {
     pub fn install(&self, version: Version) {
         let live = Live::new(&version, ContentStatus::Ok, &self.source, self.started_at);
         self.live.store(Arc::new(live));
+        self.reloads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many versions were swapped in and how many edits were refused, so far.
+    pub fn reload_counts(&self) -> (u64, u64) {
+        let load = |counter: &std::sync::atomic::AtomicU64| {
+            counter.load(std::sync::atomic::Ordering::Relaxed)
+        };
+        (load(&self.reloads), load(&self.refused))
     }
 
     /// Replaces the live artifacts with the same ones plus compressed variants, if the live
@@ -447,6 +462,8 @@ impl LiveState {
 
     /// Keeps serving the current version and reports why the latest edit was not taken.
     pub fn report_errors(&self, errors: Vec<ContentError>) {
+        self.refused
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let current = self.live.load().version();
         let live = Live::new(
             &current,

@@ -536,6 +536,102 @@ async fn access_log_json_and_off() {
 }
 
 #[tokio::test]
+async fn metrics_are_served_on_their_own_listener() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dossier"))
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--no-watch",
+            "--access-log",
+            "off",
+        ])
+        .args([
+            "--metrics-addr",
+            "127.0.0.1:0",
+            "--register-rate-limit",
+            "1",
+        ])
+        .env("DOSSIER_CONTENT", common::sample_content())
+        .env("DOSSIER_STATE", dir.path().join("state"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut read_line = || {
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
+        line.trim().to_string()
+    };
+    let url = read_line()
+        .strip_prefix("dossier listening on ")
+        .unwrap()
+        .to_string();
+    let metrics_url = read_line()
+        .strip_prefix("dossier metrics on ")
+        .unwrap()
+        .to_string();
+    let client = HttpClient::default();
+    let get = |path: &str| format!("{url}{path}");
+    assert_eq!(
+        client
+            .send(Method::GET, &get("/api/company"), &[], "")
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        client
+            .send(Method::GET, &get("/nope"), &[], "")
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    // Not on the public port.
+    assert_eq!(
+        client
+            .send(Method::GET, &get("/metrics"), &[], "")
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    let json = [("content-type", "application/json")];
+    for _ in 0..2 {
+        client
+            .send(
+                Method::POST,
+                &get("/agent/identity"),
+                &json,
+                r#"{"type":"anonymous"}"#,
+            )
+            .await;
+    }
+    let page = client.send(Method::GET, &metrics_url, &[], "").await;
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(page.status, StatusCode::OK);
+    assert_eq!(
+        page.header("content-type"),
+        "text/plain; version=0.0.4"
+    );
+    let text = page.text();
+    for expected in [
+        "dossier_requests_total{route=\"document\",status=\"2xx\"} 1\n",
+        "dossier_requests_total{route=\"not_found\",status=\"4xx\"} 2\n",
+        "dossier_requests_total{route=\"register\",status=\"2xx\"} 1\n",
+        "dossier_requests_total{route=\"register\",status=\"4xx\"} 1\n",
+        "dossier_rate_limited_total 1\n",
+        "dossier_request_duration_seconds_count 5\n",
+        "dossier_store_up 1\n",
+        "dossier_content_errors 0\n",
+    ] {
+        assert!(text.contains(expected), "{expected} not in\n{text}");
+    }
+    assert!(text.contains("dossier_open_connections "), "{text}");
+}
+
+#[tokio::test]
 async fn addr_without_a_host_listens_on_every_interface() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dossier"))

@@ -129,6 +129,9 @@ pub struct PostRequest<'a> {
 
 /// Everything the auth endpoints need, shared by all requests.
 pub struct AuthService {
+    /// Credentials revoked, and minting requests refused by a rate limit (for `/metrics`).
+    revocations: std::sync::atomic::AtomicU64,
+    rate_limited: std::sync::atomic::AtomicU64,
     base_url: BaseUrl,
     audience: String,
     policy: AuthPolicy,
@@ -368,6 +371,8 @@ impl AuthService {
     ) -> Result<AuthService, CryptoError> {
         let keys = ActiveKeys::new(keys, &policy)?;
         Ok(AuthService {
+            revocations: Default::default(),
+            rate_limited: Default::default(),
             audience: base_url.join("/"),
             base_url,
             policy,
@@ -393,11 +398,26 @@ impl AuthService {
         client: IpAddr,
         now: SystemTime,
     ) -> Result<Admitted, Answer> {
-        match kind {
-            Minting::Registration => self.register_limit.admit(client, now).await?,
-            Minting::Token => self.token_limit.admit(client, now).await?,
+        let admitted = match kind {
+            Minting::Registration => self.register_limit.admit(client, now).await,
+            Minting::Token => self.token_limit.admit(client, now).await,
+        };
+        if let Err(refusal) = admitted {
+            if refusal.status == StatusCode::TOO_MANY_REQUESTS {
+                self.rate_limited
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            return Err(refusal);
         }
         Ok(Admitted { kind })
+    }
+
+    /// Credentials revoked and minting requests refused by a rate limit, so far.
+    pub fn counts(&self) -> (u64, u64) {
+        let load = |counter: &std::sync::atomic::AtomicU64| {
+            counter.load(std::sync::atomic::Ordering::Relaxed)
+        };
+        (load(&self.revocations), load(&self.rate_limited))
     }
 
     /// A permit for the wrong endpoint is a bug in the caller, answered like one.
@@ -715,6 +735,8 @@ impl AuthService {
                     return Answer::unavailable(&error);
                 }
                 if first {
+                    self.revocations
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     tracing::info!(credential = %jti, "revoked");
                 }
             }

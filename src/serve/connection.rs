@@ -59,6 +59,9 @@ impl Default for ConnectionLimits {
     }
 }
 
+/// Connections open in this process, on every listener (for `/metrics`).
+pub static OPEN_CONNECTIONS: AtomicUsize = AtomicUsize::new(0);
+
 /// Counts open connections; a [`Permit`] gives its place back when dropped.
 struct Gate {
     limits: ConnectionLimits,
@@ -83,6 +86,7 @@ impl Gate {
             return Err(Refusal::Full);
         }
         // A permit exists from here on, so every early return gives the place back.
+        OPEN_CONNECTIONS.fetch_add(1, Ordering::Relaxed);
         let mut permit = Permit {
             gate: Arc::clone(self),
             client: None,
@@ -105,6 +109,7 @@ impl Gate {
 impl Drop for Permit {
     fn drop(&mut self) {
         self.gate.open.fetch_sub(1, Ordering::AcqRel);
+        OPEN_CONNECTIONS.fetch_sub(1, Ordering::Relaxed);
         if let Some(client) = self.client {
             if let Ok(mut counts) = self.gate.per_client.lock() {
                 if let Some(count) = counts.get_mut(&client) {

@@ -8,6 +8,7 @@ pub mod access_log;
 pub(crate) mod api;
 pub mod client;
 pub mod connection;
+pub mod metrics;
 mod negotiate;
 pub mod origin;
 pub mod reply;
@@ -28,6 +29,7 @@ use crate::live::{Live, LiveState, Source, Version};
 use access_log::{AccessLog, RequestLine};
 use client::TrustedProxies;
 use connection::ConnectionLimits;
+use metrics::Metrics;
 use origin::OriginPolicy;
 
 /// Everything a request may need, shared by all connections. Built once, before serving
@@ -45,6 +47,7 @@ pub struct App {
     /// Proxies whose forwarding headers name the client.
     proxies: TrustedProxies,
     access_log: AccessLog,
+    metrics: Metrics,
     live: LiveState,
 }
 
@@ -67,6 +70,7 @@ impl App {
             connections: ConnectionLimits::default(),
             proxies: TrustedProxies::default(),
             access_log: AccessLog::default(),
+            metrics: Metrics::default(),
             live,
         }
     }
@@ -108,6 +112,26 @@ impl App {
         self.connections
     }
 
+    /// `GET /metrics`: the request counters, and what the other parts count.
+    pub fn metrics_page(&self) -> String {
+        let (reloads, reloads_refused) = self.live.reload_counts();
+        let (revocations, rate_limited) = self.auth.counts();
+        let content_errors = match &self.live().status {
+            crate::live::ContentStatus::Ok => 0,
+            crate::live::ContentStatus::Error(errors) => errors.len() as u64,
+        };
+        self.metrics.render(&metrics::Gauges {
+            open_connections: connection::OPEN_CONNECTIONS
+                .load(std::sync::atomic::Ordering::Relaxed) as u64,
+            reloads,
+            reloads_refused,
+            content_errors,
+            revocations,
+            rate_limited,
+            store_ok: self.auth.store_health().is_ok(),
+        })
+    }
+
     /// The swappable live version.
     pub fn live_state(&self) -> &LiveState {
         &self.live
@@ -133,13 +157,55 @@ pub async fn run(
             let started = std::time::Instant::now();
             let line = RequestLine::start(app.access_log, &app.proxies, peer, &request);
             let response = router::handle(&app, peer, request).await;
+            let elapsed = started.elapsed();
+            if let Some(route) = response.extensions().get::<metrics::Route>() {
+                app.metrics
+                    .record(*route, response.status().as_u16(), elapsed);
+            }
             if let Some(line) = line {
-                line.finish(&response, started.elapsed());
+                line.finish(&response, elapsed);
             }
             response
         }
     })
     .await
+}
+
+/// Serves `GET /metrics` for `app` on `listener` (its own port, never the public one).
+pub async fn run_metrics(listener: TcpListener, app: Arc<App>) {
+    let limits = ConnectionLimits {
+        total: 64,
+        ..ConnectionLimits::default()
+    };
+    let served = connection::serve_connections(
+        listener,
+        limits,
+        TrustedProxies::default(),
+        std::future::pending(),
+        move |_peer, request| {
+            let app = Arc::clone(&app);
+            async move {
+                if request.uri().path() != "/metrics" {
+                    return reply::error(
+                        hyper::StatusCode::NOT_FOUND,
+                        "not_found",
+                        "this listener serves /metrics only",
+                    );
+                }
+                let mut response =
+                    hyper::Response::new(reply::Body::new(bytes::Bytes::from(app.metrics_page())));
+                response.headers_mut().insert(
+                    hyper::header::CONTENT_TYPE,
+                    hyper::header::HeaderValue::from_static("text/plain; version=0.0.4"),
+                );
+                response
+            }
+        },
+    )
+    .await;
+    if let Err(error) = served {
+        tracing::error!(%error, "the metrics listener stopped");
+    }
 }
 
 /// The address to print for a bound socket (unspecified addresses become loopback).

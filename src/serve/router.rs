@@ -15,6 +15,7 @@ use hyper::header::{
 };
 use hyper::{Method, Request, Response, StatusCode, Version};
 
+use super::metrics::Route;
 use super::reply::{self, Body};
 use super::{api, negotiate, origin, statics, App};
 use crate::auth::access::AccessTokenError;
@@ -47,6 +48,22 @@ static READ_OR_POST: [Method; 3] = [Method::GET, Method::HEAD, Method::POST];
 static POST: [Method; 1] = [Method::POST];
 
 impl Endpoint {
+    /// The route label of `/metrics`.
+    fn label(self) -> &'static str {
+        match self {
+            Endpoint::Artifact => "document",
+            Endpoint::CompanyPage => "company_page",
+            Endpoint::Search => "search",
+            Endpoint::Health => "health",
+            Endpoint::Register => "register",
+            Endpoint::Claim => "claim",
+            Endpoint::Authorize => "authorize",
+            Endpoint::Token => "token",
+            Endpoint::Revoke => "revoke",
+            Endpoint::Mcp => "mcp",
+        }
+    }
+
     /// The methods an endpoint answers (besides `OPTIONS`, which every one answers): the one
     /// table `Allow`, preflights and 405s are derived from.
     fn methods(self) -> &'static [Method] {
@@ -131,7 +148,15 @@ pub(super) async fn handle<B: RequestBody>(
     peer: SocketAddr,
     request: Request<B>,
 ) -> Response<Body> {
-    reply::finish(route(app, peer, request).await)
+    let mut endpoint = None;
+    let mut response = reply::finish(route(app, peer, request, &mut endpoint).await);
+    let label = match endpoint {
+        Some(endpoint) => endpoint.label(),
+        None if response.status() == StatusCode::NOT_FOUND => "not_found",
+        None => "refused",
+    };
+    response.extensions_mut().insert(Route(label));
+    response
 }
 
 /// RFC 9112 §3.2: an HTTP/1.1 request has exactly one `Host`, and any request has at most
@@ -156,7 +181,12 @@ fn check_host<B>(request: &Request<B>) -> Option<Response<Body>> {
     ))
 }
 
-async fn route<B: RequestBody>(app: &App, peer: SocketAddr, request: Request<B>) -> Response<Body> {
+async fn route<B: RequestBody>(
+    app: &App,
+    peer: SocketAddr,
+    request: Request<B>,
+    routed: &mut Option<Endpoint>,
+) -> Response<Body> {
     if let Some(refusal) = check_host(&request) {
         return refusal;
     }
@@ -201,6 +231,7 @@ async fn route<B: RequestBody>(app: &App, peer: SocketAddr, request: Request<B>)
                 }
             },
         };
+        *routed = Some(endpoint);
         if endpoint == Endpoint::Mcp {
             if let Some(refusal) = check_origin(app, request.headers()) {
                 return refusal;
