@@ -323,29 +323,51 @@ fn base_urls_must_be_plain_origins() {
     }
 }
 
+/// A running `dossier serve` started from `command`, its stdout and the URL it listens on.
+struct Serving {
+    child: std::process::Child,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    url: String,
+}
+
+impl Serving {
+    fn start(command: &mut std::process::Command) -> Serving {
+        let mut child = command
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let url = Serving::read_line(&mut stdout)
+            .strip_prefix("dossier listening on ")
+            .unwrap()
+            .to_string();
+        Serving { child, stdout, url }
+    }
+
+    fn read_line(stdout: &mut std::io::BufReader<std::process::ChildStdout>) -> String {
+        let mut line = String::new();
+        std::io::BufRead::read_line(stdout, &mut line).unwrap();
+        line.trim().to_string()
+    }
+
+    fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 #[tokio::test]
 async fn environment_variables_configure_the_server() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dossier"))
-        .arg("serve")
-        .env("DOSSIER_ADDR", "127.0.0.1:0")
-        .env("DOSSIER_CONTENT", common::sample_content())
-        .env("DOSSIER_STATE", dir.path().join("state"))
-        .env("DOSSIER_BASE_URL", BASE)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("dossier listening on ")
-        .unwrap()
-        .to_string();
+    let serving = Serving::start(
+        std::process::Command::new(env!("CARGO_BIN_EXE_dossier"))
+            .arg("serve")
+            .env("DOSSIER_ADDR", "127.0.0.1:0")
+            .env("DOSSIER_CONTENT", common::sample_content())
+            .env("DOSSIER_STATE", dir.path().join("state"))
+            .env("DOSSIER_BASE_URL", BASE),
+    );
+    let url = serving.url.clone();
     let prm = HttpClient::default()
         .send(
             Method::GET,
@@ -357,8 +379,7 @@ async fn environment_variables_configure_the_server() {
         .json();
     assert_eq!(prm["resource"], format!("{BASE}/"));
     assert!(dir.path().join("state/keys.json").exists());
-    let _ = child.kill();
-    let _ = child.wait();
+    serving.stop();
 }
 
 #[test]
@@ -418,38 +439,26 @@ fn a_build_says_what_it_cannot_do_once_deployed() {
     assert!(!stderr.contains("warning:"), "{stderr}");
 }
 
-/// Starts `serve` with `extra` flags and stderr in a file; returns the child, its base URL
-/// and the log file.
-fn serve_logging(dir: &Path, extra: &[&str]) -> (std::process::Child, String, std::path::PathBuf) {
+/// Starts `serve` with `extra` flags and stderr in a file; returns it and the log file.
+fn serve_logging(dir: &Path, extra: &[&str]) -> (Serving, std::path::PathBuf) {
     let log = dir.join("stderr.log");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dossier"))
-        .args(["serve", "--addr", "127.0.0.1:0", "--no-watch"])
-        .args(extra)
-        .env("DOSSIER_CONTENT", common::sample_content())
-        .env("DOSSIER_STATE", dir.join("state"))
-        .env_remove("DOSSIER_LOG")
-        .stdout(std::process::Stdio::piped())
-        .stderr(fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("dossier listening on ")
-        .unwrap()
-        .to_string();
-    (child, url, log)
+    let serving = Serving::start(
+        std::process::Command::new(env!("CARGO_BIN_EXE_dossier"))
+            .args(["serve", "--addr", "127.0.0.1:0", "--no-watch"])
+            .args(extra)
+            .env("DOSSIER_CONTENT", common::sample_content())
+            .env("DOSSIER_STATE", dir.join("state"))
+            .env_remove("DOSSIER_LOG")
+            .stderr(fs::File::create(&log).unwrap()),
+    );
+    (serving, log)
 }
 
 #[tokio::test]
 async fn every_request_gets_one_access_line_without_secrets() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut child, url, log) = serve_logging(dir.path(), &[]);
+    let (serving, log) = serve_logging(dir.path(), &[]);
+    let url = serving.url.clone();
     let client = HttpClient::default();
     let secret = "v4.local.SECRET-TOKEN-VALUE";
     let ok = client
@@ -480,8 +489,7 @@ async fn every_request_gets_one_access_line_without_secrets() {
         )
         .await;
     assert_eq!(unauthorized.status, StatusCode::UNAUTHORIZED);
-    let _ = child.kill();
-    let _ = child.wait();
+    serving.stop();
     let text = fs::read_to_string(&log).unwrap();
     let lines: Vec<&str> = text
         .lines()
@@ -506,13 +514,13 @@ async fn every_request_gets_one_access_line_without_secrets() {
 #[tokio::test]
 async fn access_log_json_and_off() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut child, url, log) = serve_logging(dir.path(), &["--access-log", "json"]);
+    let (serving, log) = serve_logging(dir.path(), &["--access-log", "json"]);
+    let url = serving.url.clone();
     let health = HttpClient::default()
         .send(Method::GET, &format!("{url}/api/health"), &[], "")
         .await;
     assert_eq!(health.status, StatusCode::OK);
-    let _ = child.kill();
-    let _ = child.wait();
+    serving.stop();
     let text = fs::read_to_string(&log).unwrap();
     let access: Vec<serde_json::Value> = text
         .lines()
@@ -524,12 +532,12 @@ async fn access_log_json_and_off() {
     assert_eq!(access[0]["status"], 200);
 
     let quiet = tempfile::tempdir().unwrap();
-    let (mut child, url, log) = serve_logging(quiet.path(), &["--access-log", "off"]);
+    let (serving, log) = serve_logging(quiet.path(), &["--access-log", "off"]);
+    let url = serving.url.clone();
     HttpClient::default()
         .send(Method::GET, &format!("{url}/api/health"), &[], "")
         .await;
-    let _ = child.kill();
-    let _ = child.wait();
+    serving.stop();
     assert!(!fs::read_to_string(&log)
         .unwrap()
         .contains("dossier::access"));
@@ -538,37 +546,27 @@ async fn access_log_json_and_off() {
 #[tokio::test]
 async fn metrics_are_served_on_their_own_listener() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dossier"))
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--no-watch",
-            "--access-log",
-            "off",
-        ])
-        .args([
-            "--metrics-addr",
-            "127.0.0.1:0",
-            "--register-rate-limit",
-            "1",
-        ])
-        .env("DOSSIER_CONTENT", common::sample_content())
-        .env("DOSSIER_STATE", dir.path().join("state"))
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut read_line = || {
-        let mut line = String::new();
-        std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
-        line.trim().to_string()
-    };
-    let url = read_line()
-        .strip_prefix("dossier listening on ")
-        .unwrap()
-        .to_string();
-    let metrics_url = read_line()
+    let mut serving = Serving::start(
+        std::process::Command::new(env!("CARGO_BIN_EXE_dossier"))
+            .args([
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                "--no-watch",
+                "--access-log",
+                "off",
+            ])
+            .args([
+                "--metrics-addr",
+                "127.0.0.1:0",
+                "--register-rate-limit",
+                "1",
+            ])
+            .env("DOSSIER_CONTENT", common::sample_content())
+            .env("DOSSIER_STATE", dir.path().join("state")),
+    );
+    let url = serving.url.clone();
+    let metrics_url = Serving::read_line(&mut serving.stdout)
         .strip_prefix("dossier metrics on ")
         .unwrap()
         .to_string();
@@ -608,13 +606,9 @@ async fn metrics_are_served_on_their_own_listener() {
             .await;
     }
     let page = client.send(Method::GET, &metrics_url, &[], "").await;
-    let _ = child.kill();
-    let _ = child.wait();
+    serving.stop();
     assert_eq!(page.status, StatusCode::OK);
-    assert_eq!(
-        page.header("content-type"),
-        "text/plain; version=0.0.4"
-    );
+    assert_eq!(page.header("content-type"), "text/plain; version=0.0.4");
     let text = page.text();
     for expected in [
         "dossier_requests_total{route=\"document\",status=\"2xx\"} 1\n",
@@ -634,21 +628,14 @@ async fn metrics_are_served_on_their_own_listener() {
 #[tokio::test]
 async fn addr_without_a_host_listens_on_every_interface() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dossier"))
-        .args(["serve", "--addr", ":0", "--no-watch"])
-        .env("DOSSIER_CONTENT", common::sample_content())
-        .env("DOSSIER_STATE", dir.path().join("state"))
-        .env("DOSSIER_BASE_URL", BASE)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let url = line.trim().strip_prefix("dossier listening on ").unwrap();
+    let serving = Serving::start(
+        std::process::Command::new(env!("CARGO_BIN_EXE_dossier"))
+            .args(["serve", "--addr", ":0", "--no-watch"])
+            .env("DOSSIER_CONTENT", common::sample_content())
+            .env("DOSSIER_STATE", dir.path().join("state"))
+            .env("DOSSIER_BASE_URL", BASE),
+    );
+    let url = serving.url.clone();
     let port = url.rsplit(':').next().unwrap().to_string();
     // Reachable over IPv4 loopback whichever family the socket is.
     let health = HttpClient::default()
@@ -659,9 +646,8 @@ async fn addr_without_a_host_listens_on_every_interface() {
             "",
         )
         .await;
-    let _ = child.kill();
-    let _ = child.wait();
-    assert_eq!(health.status, StatusCode::OK, "{line}");
+    serving.stop();
+    assert_eq!(health.status, StatusCode::OK, "{url}");
 }
 
 #[tokio::test]
