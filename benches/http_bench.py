@@ -143,6 +143,19 @@ def run_wrk(url, headers, duration, connections, script=None):
     return rps, p50, p99
 
 
+def report(case, results):
+    """Prints each server's median requests/s, p50 and p99 over its rounds; returns the
+    median requests/s by name, for the ratio."""
+    medians = {}
+    for name, runs in results.items():
+        medians[name] = statistics.median(r[0] for r in runs)
+        p50 = statistics.median(r[1] for r in runs)
+        p99 = statistics.median(r[2] for r in runs)
+        print(f"{case:32} {name[:8]:8} {medians[name]:10.0f} {p50:9.0f} {p99:9.0f}   rounds: "
+              + ", ".join(f"{r[0]:.0f}" for r in runs), flush=True)
+    return medians
+
+
 def fetch(url, headers):
     request = urllib.request.Request(url, headers=headers)
     with urllib.request.urlopen(request) as response:
@@ -287,14 +300,7 @@ def main():
                 for name, server in servers.items():
                     results[name].append(run_wrk(server + "/api/company", headers_for(server),
                                                  args.duration, args.connections))
-            medians = {}
-            for name, runs in results.items():
-                rps = statistics.median(r[0] for r in runs)
-                p50 = statistics.median(r[1] for r in runs)
-                p99 = statistics.median(r[2] for r in runs)
-                medians[name] = rps
-                print(f"{case:32} {name:8} {rps:10.0f} {p50:9.0f} {p99:9.0f}   rounds: "
-                      + ", ".join(f"{r[0]:.0f}" for r in runs), flush=True)
+            medians = report(case, results)
             print(f"{case:32} ratio dossier/nginx: {medians['dossier'] / medians['nginx']:.2f}x", flush=True)
 
         # MCP `tools/call get_company` answers the same record as GET /api/company, from a
@@ -308,19 +314,14 @@ def main():
                         'wrk.headers["Accept"] = "application/json, text/event-stream"\n'
                         'wrk.body = \'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
                         '"params":{"name":"get_company","arguments":{}}}\'\n')
-            results = {"GET /api/company": [], "POST /mcp": []}
+            results = {"get": [], "mcp": []}
             for _ in range(args.rounds):
-                results["GET /api/company"].append(
+                results["get"].append(
                     run_wrk(servers["dossier"] + "/api/company", [], args.duration, args.connections))
-                results["POST /mcp"].append(
+                results["mcp"].append(
                     run_wrk(servers["dossier"] + "/mcp", [], args.duration, args.connections, script))
-            medians = {}
-            for name, runs in results.items():
-                medians[name] = statistics.median(r[0] for r in runs)
-                print(f"{case:32} {name[:8]:8} {medians[name]:10.0f} "
-                      f"{statistics.median(r[1] for r in runs):9.0f} {statistics.median(r[2] for r in runs):9.0f}"
-                      "   rounds: " + ", ".join(f"{r[0]:.0f}" for r in runs), flush=True)
-            print(f"{case:32} ratio mcp/get: {medians['POST /mcp'] / medians['GET /api/company']:.2f}x "
+            medians = report(case, results)
+            print(f"{case:32} ratio mcp/get: {medians['mcp'] / medians['get']:.2f}x "
                   "(goal >= 0.80)", flush=True)
 
         # Bearer GETs on an instance whose revocations live in Redis, against the embedded
@@ -349,12 +350,7 @@ def main():
                     for name, (url, bearer) in targets.items():
                         results[name].append(run_wrk(url + "/api/company", [f"Authorization: Bearer {bearer}"],
                                                      args.duration, args.connections))
-                medians = {}
-                for name, runs in results.items():
-                    medians[name] = statistics.median(r[0] for r in runs)
-                    print(f"{case:32} {name:8} {medians[name]:10.0f} "
-                          f"{statistics.median(r[1] for r in runs):9.0f} {statistics.median(r[2] for r in runs):9.0f}"
-                          "   rounds: " + ", ".join(f"{r[0]:.0f}" for r in runs), flush=True)
+                medians = report(case, results)
                 print(f"{case:32} ratio redis/embedded: {medians['redis'] / medians['embedded']:.2f}x "
                       "(goal >= 0.90)", flush=True)
             finally:
@@ -383,12 +379,7 @@ def main():
             if flood.failed:
                 raise SystemExit(f"{flood.failed} revocations failed")
             flood_rates.append(flood.sent / flood.elapsed)
-        medians = {}
-        for name, runs in (("alone", alone_runs), ("flood", flood_runs)):
-            medians[name] = statistics.median(r[0] for r in runs)
-            print(f"{case:32} {name:8} {medians[name]:10.0f} {statistics.median(r[1] for r in runs):9.0f} "
-                  f"{statistics.median(r[2] for r in runs):9.0f}   rounds: "
-                  + ", ".join(f"{r[0]:.0f}" for r in runs), flush=True)
+        medians = report(case, {"alone": alone_runs, "flood": flood_runs})
         print(f"{case:32} ratio flood/alone: {medians['flood'] / medians['alone']:.2f}x "
               f"(must stay >= 0.80; flood {statistics.median(flood_rates):.0f} revocations/s)", flush=True)
     finally:

@@ -296,15 +296,7 @@ pub fn build(args: &BuildArgs) -> ExitCode {
 /// What a build cannot do once uploaded, said when it is made rather than found out later.
 fn deployment_warnings(base_url: &BaseUrl, origin: Option<&BaseUrl>) -> Vec<String> {
     let mut warnings = Vec::new();
-    let host = base_url
-        .host()
-        .trim_start_matches('[')
-        .trim_end_matches(']');
-    let loopback = host == "localhost"
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
-    if loopback {
+    if crate::serve::origin::is_loopback_host(base_url.host()) {
         warnings.push(format!(
             "the base URL {base_url} is a loopback address: every link and document names it, so this build works only on this machine; build with --base-url https://your.domain to deploy it"
         ));

@@ -377,9 +377,7 @@ impl Live {
             self.started_at,
             store,
         );
-        let mut body = serde_json::to_vec(&document).unwrap_or_default();
-        body.push(b'\n');
-        body
+        crate::error_body::json_line(&document)
     }
 
     pub fn version(&self) -> Version {

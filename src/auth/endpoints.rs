@@ -17,7 +17,7 @@ use hyper::StatusCode;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::error_body::ErrorBody;
+use crate::error_body::{json_line, ErrorBody};
 
 use super::access::{self, AccessTokenError, VerifiedTokens};
 use super::assertion::{self, AssertionClaims, AssertionError, AssertionSigner, Expectations};
@@ -108,14 +108,6 @@ impl Answer {
         )
         .with_header(RETRY_AFTER, HeaderValue::from(seconds))
     }
-}
-
-/// `value` as JSON ending with a newline, as every JSON body here does (`curl` prints the
-/// prompt on the next line).
-pub(crate) fn json_line<T: Serialize>(value: &T) -> Vec<u8> {
-    let mut body = serde_json::to_vec(value).unwrap_or_default();
-    body.push(b'\n');
-    body
 }
 
 /// What the auth endpoints read from an HTTP POST.

@@ -137,7 +137,7 @@ fn refusal_bytes(refusal: &Refusal) -> Vec<u8> {
             "too many open connections from this address; close some and retry",
         ),
     };
-    let body = String::from_utf8(crate::auth::endpoints::json_line(&ErrorBody {
+    let body = String::from_utf8(crate::error_body::json_line(&ErrorBody {
         error: code,
         error_description: description,
     }))

@@ -11,23 +11,56 @@ use std::time::Duration;
 
 /// What a request was, as a metric label: set by the router on every response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Route(pub &'static str);
+pub enum Route {
+    Document,
+    CompanyPage,
+    Search,
+    Health,
+    Register,
+    Claim,
+    Authorize,
+    Token,
+    Revoke,
+    Mcp,
+    NotFound,
+    /// Refused before it was routed (a bad `Host`).
+    Refused,
+}
 
-/// Every route label, in the order they are counted and printed.
-pub const ROUTES: [&str; 12] = [
-    "document",
-    "company_page",
-    "search",
-    "health",
-    "register",
-    "claim",
-    "authorize",
-    "token",
-    "revoke",
-    "mcp",
-    "not_found",
-    "refused",
-];
+impl Route {
+    /// Every route, in the order they are counted and printed.
+    const ALL: [Route; 12] = [
+        Route::Document,
+        Route::CompanyPage,
+        Route::Search,
+        Route::Health,
+        Route::Register,
+        Route::Claim,
+        Route::Authorize,
+        Route::Token,
+        Route::Revoke,
+        Route::Mcp,
+        Route::NotFound,
+        Route::Refused,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Route::Document => "document",
+            Route::CompanyPage => "company_page",
+            Route::Search => "search",
+            Route::Health => "health",
+            Route::Register => "register",
+            Route::Claim => "claim",
+            Route::Authorize => "authorize",
+            Route::Token => "token",
+            Route::Revoke => "revoke",
+            Route::Mcp => "mcp",
+            Route::NotFound => "not_found",
+            Route::Refused => "refused",
+        }
+    }
+}
 
 /// Status classes: 1xx to 5xx.
 const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
@@ -40,7 +73,7 @@ const BUCKETS: [f64; 11] = [
 /// Request counts and latencies since the process started.
 #[derive(Debug, Default)]
 pub struct Metrics {
-    requests: [[AtomicU64; 5]; 12],
+    requests: [[AtomicU64; 5]; Route::ALL.len()],
     /// Cumulative counts per bucket, then the `+Inf` bucket.
     latency_buckets: [AtomicU64; 12],
     latency_micros: AtomicU64,
@@ -60,9 +93,8 @@ pub struct Gauges {
 
 impl Metrics {
     pub fn record(&self, route: Route, status: u16, elapsed: Duration) {
-        let route = ROUTES.iter().position(|r| *r == route.0).unwrap_or(0);
         let class = usize::from(status / 100).clamp(1, 5) - 1;
-        self.requests[route][class].fetch_add(1, Ordering::Relaxed);
+        self.requests[route as usize][class].fetch_add(1, Ordering::Relaxed);
         let seconds = elapsed.as_secs_f64();
         let bucket = BUCKETS
             .iter()
@@ -77,7 +109,8 @@ impl Metrics {
     pub fn render(&self, gauges: &Gauges) -> String {
         let mut out = String::new();
         out.push_str("# HELP dossier_requests_total HTTP requests answered, by route and status class.\n# TYPE dossier_requests_total counter\n");
-        for (route, counts) in ROUTES.iter().zip(&self.requests) {
+        for (route, counts) in Route::ALL.iter().zip(&self.requests) {
+            let route = route.label();
             for (class, count) in CLASSES.iter().zip(counts) {
                 let count = count.load(Ordering::Relaxed);
                 if count > 0 {
@@ -167,9 +200,9 @@ mod tests {
     #[test]
     fn the_page_counts_by_route_and_class_and_the_histogram_adds_up() {
         let metrics = Metrics::default();
-        metrics.record(Route("document"), 200, Duration::from_micros(80));
-        metrics.record(Route("document"), 304, Duration::from_micros(300));
-        metrics.record(Route("token"), 429, Duration::from_millis(3));
+        metrics.record(Route::Document, 200, Duration::from_micros(80));
+        metrics.record(Route::Document, 304, Duration::from_micros(300));
+        metrics.record(Route::Token, 429, Duration::from_millis(3));
         let page = metrics.render(&Gauges {
             store_ok: true,
             ..Gauges::default()
@@ -182,6 +215,10 @@ mod tests {
         assert!(page.contains("dossier_request_duration_seconds_bucket{le=\"+Inf\"} 3\n"));
         assert!(page.contains("dossier_request_duration_seconds_count 3\n"));
         assert!(page.contains("dossier_store_up 1\n"));
+        // The array is in `Route::ALL` order, so the index of a route is its place there.
+        for (index, route) in Route::ALL.iter().enumerate() {
+            assert_eq!(*route as usize, index);
+        }
         // Every sample line is `name{labels} value` or `name value`.
         for line in page.lines().filter(|l| !l.starts_with('#')) {
             let value = line.rsplit(' ').next().unwrap();

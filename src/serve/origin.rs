@@ -45,7 +45,7 @@ fn origin_host(origin: &str) -> Option<&str> {
 /// Loopback means `localhost` exactly, or an IP literal that parses as a loopback address.
 /// Names that merely start like one (`127.0.0.1.nip.io`, `127.attacker.example`) resolve
 /// wherever their owner likes.
-fn is_loopback_host(host: &str) -> bool {
+pub fn is_loopback_host(host: &str) -> bool {
     if host.eq_ignore_ascii_case("localhost") {
         return true;
     }

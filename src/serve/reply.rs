@@ -97,7 +97,7 @@ static COMMON: LazyLock<Vec<(HeaderName, HeaderValue)>> = LazyLock::new(|| {
 
 /// A JSON error response; never cached, since errors describe one request.
 pub fn error(status: StatusCode, code: &str, description: &str) -> Response<Body> {
-    let body = crate::auth::endpoints::json_line(&ErrorBody {
+    let body = crate::error_body::json_line(&ErrorBody {
         error: code,
         error_description: description,
     });

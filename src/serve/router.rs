@@ -48,19 +48,19 @@ static READ_OR_POST: [Method; 3] = [Method::GET, Method::HEAD, Method::POST];
 static POST: [Method; 1] = [Method::POST];
 
 impl Endpoint {
-    /// The route label of `/metrics`.
-    fn label(self) -> &'static str {
+    /// What `/metrics` counts it as.
+    fn route(self) -> Route {
         match self {
-            Endpoint::Artifact => "document",
-            Endpoint::CompanyPage => "company_page",
-            Endpoint::Search => "search",
-            Endpoint::Health => "health",
-            Endpoint::Register => "register",
-            Endpoint::Claim => "claim",
-            Endpoint::Authorize => "authorize",
-            Endpoint::Token => "token",
-            Endpoint::Revoke => "revoke",
-            Endpoint::Mcp => "mcp",
+            Endpoint::Artifact => Route::Document,
+            Endpoint::CompanyPage => Route::CompanyPage,
+            Endpoint::Search => Route::Search,
+            Endpoint::Health => Route::Health,
+            Endpoint::Register => Route::Register,
+            Endpoint::Claim => Route::Claim,
+            Endpoint::Authorize => Route::Authorize,
+            Endpoint::Token => Route::Token,
+            Endpoint::Revoke => Route::Revoke,
+            Endpoint::Mcp => Route::Mcp,
         }
     }
 
@@ -150,12 +150,12 @@ pub(super) async fn handle<B: RequestBody>(
 ) -> Response<Body> {
     let mut endpoint = None;
     let mut response = reply::finish(route(app, peer, request, &mut endpoint).await);
-    let label = match endpoint {
-        Some(endpoint) => endpoint.label(),
-        None if response.status() == StatusCode::NOT_FOUND => "not_found",
-        None => "refused",
+    let route = match endpoint {
+        Some(endpoint) => endpoint.route(),
+        None if response.status() == StatusCode::NOT_FOUND => Route::NotFound,
+        None => Route::Refused,
     };
-    response.extensions_mut().insert(Route(label));
+    response.extensions_mut().insert(route);
     response
 }
 
