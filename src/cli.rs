@@ -148,6 +148,10 @@ pub struct ServeArgs {
     /// POST /oauth2/token requests allowed per client address per minute (0: no limit).
     #[arg(long, env = "DOSSIER_TOKEN_RATE_LIMIT", default_value_t = RateLimits::default().token_per_minute)]
     pub token_rate_limit: u32,
+    /// Searches (GET /api/search, the search_company_info tool) allowed per client address
+    /// per minute, on this instance (0: no limit). A search is computed per request.
+    #[arg(long, env = "DOSSIER_SEARCH_RATE_LIMIT", default_value_t = crate::serve::DEFAULT_SEARCHES_PER_MINUTE)]
+    pub search_rate_limit: u32,
     /// Connections open at once, all clients together; beyond it new ones get 503. Lowered
     /// to fit the process's open-file limit if needed.
     #[arg(long, env = "DOSSIER_MAX_CONNECTIONS", default_value_t = ConnectionLimits::default().total)]
@@ -492,7 +496,8 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
     .with_dynamic_only(args.dynamic_only)
     .with_access_log(args.access_log)
     .with_connections(connections)
-    .with_proxies(proxies);
+    .with_proxies(proxies)
+    .with_search_limit(args.search_rate_limit);
     let app = Arc::new(app);
     let metrics = match &args.metrics_addr {
         Some(addr) => match bind(addr).await {

@@ -685,3 +685,72 @@ async fn json_rpc_ids_come_back_exactly_as_sent() {
     }
     server.stop().await;
 }
+
+/// A search is the one read computed per request (a pass over the index): one address gets
+/// a share of them, over HTTP and MCP alike, while its other reads and other clients go on.
+#[tokio::test]
+async fn one_client_cannot_run_unlimited_searches() {
+    let server = start_configured(|app| {
+        app.with_search_limit(3)
+            .with_proxies(TrustedProxies::new(&["127.0.0.1/32".into()], None).unwrap())
+    })
+    .await;
+    let search = |forwarded: &'static str| {
+        let server = &server;
+        async move {
+            server
+                .get(
+                    "/api/search?q=calibration",
+                    &[("x-forwarded-for", forwarded)],
+                )
+                .await
+        }
+    };
+    for _ in 0..2 {
+        assert_eq!(search("198.51.100.1").await.status, StatusCode::OK);
+    }
+    // The third search of the minute is the MCP tool's.
+    let call = |forwarded: &'static str| {
+        let server = &server;
+        async move {
+            let body = serde_json::json!({
+                "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": {"name": "search_company_info", "arguments": {"query": "calibration"}}
+            });
+            server
+                .send(
+                    Method::POST,
+                    "/mcp",
+                    &[
+                        ("content-type", "application/json"),
+                        ("accept", "application/json, text/event-stream"),
+                        ("mcp-protocol-version", "2025-06-18"),
+                        ("x-forwarded-for", forwarded),
+                    ],
+                    body.to_string(),
+                )
+                .await
+                .json()
+        }
+    };
+    let allowed = call("198.51.100.1").await;
+    assert_eq!(allowed["result"]["isError"], false, "{allowed}");
+    let refused = search("198.51.100.1").await;
+    assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(refused.json()["error"], "rate_limit_exceeded");
+    let wait: u64 = refused.header("retry-after").parse().unwrap();
+    assert!((1..=20).contains(&wait), "{wait}");
+    let refused = call("198.51.100.1").await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(refused["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("too many searches"));
+    // Precompiled reads are not counted, and another address has its own share.
+    let company = server
+        .get("/api/company", &[("x-forwarded-for", "198.51.100.1")])
+        .await;
+    assert_eq!(company.status, StatusCode::OK);
+    assert_eq!(search("198.51.100.2").await.status, StatusCode::OK);
+    server.stop().await;
+}

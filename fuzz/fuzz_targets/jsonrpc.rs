@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
         method: method.filter(|m| !m.is_empty()),
         name: name.filter(|n| !n.is_empty()),
     };
-    let reply = mcp::handle(catalog(), &headers, body);
+    let reply = mcp::handle(catalog(), &headers, body, mcp::SearchBudget::UNLIMITED);
     if let Some(body) = reply.body {
         // Every answer is one JSON-RPC message.
         let value: serde_json::Value = serde_json::from_slice(&body.to_vec()).expect("answer is JSON");

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use super::catalog::{capabilities, object, page_of_cursor, to_bytes, tool_result, Catalog};
 use super::era::{Era, LATEST_LEGACY, LEGACY_VERSIONS};
 use super::tools::{self, Tool};
-use super::{jsonrpc, prompts};
+use super::{jsonrpc, prompts, SearchBudget};
 
 /// A JSON-RPC error with the HTTP status its era gives it.
 pub(super) struct Failure {
@@ -75,6 +75,7 @@ pub(super) fn dispatch(
     era: Era,
     method: &str,
     params: &Map<String, Value>,
+    searches: SearchBudget<'_>,
 ) -> Result<Bytes, Failure> {
     let not_found = || {
         Failure::new(
@@ -127,6 +128,18 @@ pub(super) fn dispatch(
             if let (Some(tool), Some(key)) = (tool, key) {
                 if let Some(precomputed) = catalog.tool_results.get(&(tool, key)) {
                     return Ok(precomputed.for_era(era).clone());
+                }
+            }
+            if tool == Some(Tool::SearchCompanyInfo) {
+                if let Err(wait) = searches.spend() {
+                    let seconds = wait.as_secs().max(1);
+                    let message = format!("too many searches from this address; try again in {seconds} s, or read what you need with get_page, get_division or list_pages");
+                    return Ok(dynamic(
+                        catalog,
+                        era,
+                        tool_result(tools::Outcome::ToolError(message)),
+                        false,
+                    ));
                 }
             }
             match tools::call(

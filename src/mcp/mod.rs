@@ -23,6 +23,8 @@ mod resources;
 pub mod search;
 pub mod tools;
 
+use std::time::Duration;
+
 use bytes::Bytes;
 use hyper::StatusCode;
 
@@ -38,6 +40,25 @@ pub struct McpHeaders<'a> {
     pub protocol_version: Option<&'a str>,
     pub method: Option<&'a str>,
     pub name: Option<&'a str>,
+}
+
+/// Asked before a search runs: a search is computed per request (a pass over the index),
+/// unlike every other answer, so each client gets a share of them. `Err(wait)` when the
+/// caller has used its share for now.
+#[derive(Clone, Copy)]
+pub struct SearchBudget<'a>(&'a (dyn Fn() -> Result<(), Duration> + Sync));
+
+impl<'a> SearchBudget<'a> {
+    pub fn new(check: &'a (dyn Fn() -> Result<(), Duration> + Sync)) -> Self {
+        SearchBudget(check)
+    }
+
+    /// No limit: for tests and fuzzing, which call [`handle`] without a client.
+    pub const UNLIMITED: SearchBudget<'static> = SearchBudget(&|| Ok(()));
+
+    fn spend(&self) -> Result<(), Duration> {
+        (self.0)()
+    }
 }
 
 /// What to send back. `body: None` means 202 Accepted with no body.
@@ -73,7 +94,12 @@ fn error_reply(id: Option<&Id>, failure: Failure, era: Era) -> Reply {
 }
 
 /// Serves one MCP POST body.
-pub fn handle(catalog: &Catalog, headers: &McpHeaders<'_>, body: &[u8]) -> Reply {
+pub fn handle(
+    catalog: &Catalog,
+    headers: &McpHeaders<'_>,
+    body: &[u8],
+    searches: SearchBudget<'_>,
+) -> Reply {
     let message = match jsonrpc::parse(body) {
         Ok(message) => message,
         Err(invalid) => {
@@ -94,7 +120,7 @@ pub fn handle(catalog: &Catalog, headers: &McpHeaders<'_>, body: &[u8]) -> Reply
         Ok(era) => era,
         Err((failure, era)) => return error_reply(Some(&id), failure, era),
     };
-    match dispatch::dispatch(catalog, era, &method, &params) {
+    match dispatch::dispatch(catalog, era, &method, &params, searches) {
         Ok(result) => Reply {
             status: StatusCode::OK,
             body: Some(jsonrpc::result(&id, result)),
@@ -165,7 +191,7 @@ mod tests {
                 method,
                 name,
             };
-            let reply = handle(&CATALOG, &headers, body.as_bytes());
+            let reply = handle(&CATALOG, &headers, body.as_bytes(), SearchBudget::UNLIMITED);
             assert_eq!(reply.status.as_u16(), status, "{rule}");
             let text = reply
                 .body
@@ -183,8 +209,22 @@ mod tests {
     fn cached_results_are_sent_without_copying() {
         let body =
             br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"get_company"}}"#;
-        let first = handle(&CATALOG, &McpHeaders::default(), body).body.unwrap();
-        let second = handle(&CATALOG, &McpHeaders::default(), body).body.unwrap();
+        let first = handle(
+            &CATALOG,
+            &McpHeaders::default(),
+            body,
+            SearchBudget::UNLIMITED,
+        )
+        .body
+        .unwrap();
+        let second = handle(
+            &CATALOG,
+            &McpHeaders::default(),
+            body,
+            SearchBudget::UNLIMITED,
+        )
+        .body
+        .unwrap();
         // The result is the catalog's own buffer, shared, between two envelope pieces.
         assert_eq!(first.0.len(), 3);
         assert_eq!(first.0[1].as_ptr(), second.0[1].as_ptr());

@@ -51,6 +51,8 @@ struct Item {
     /// `kind:id`, unique: what a cursor names.
     key: String,
     title: String,
+    /// `title`, [`normalized`]: compared with the query for the exact-title and phrase bonus.
+    title_words: String,
     uri: String,
     url: String,
     /// Plain text for snippets.
@@ -63,6 +65,8 @@ pub struct SearchIndex {
     items: Vec<Item>,
     /// Each distinct stem once; postings are indexed by the stem's position here.
     terms: HashMap<String, usize>,
+    /// Every stem in order, for prefix matches by binary search instead of a scan.
+    sorted_terms: Vec<(String, usize)>,
     /// Per stem: (item, weighted term frequency).
     postings: Vec<Vec<(usize, f64)>>,
     average_length: f64,
@@ -84,6 +88,11 @@ const PHRASE_CANDIDATES: usize = 50;
 const PREFIX_WEIGHT: f64 = 0.5;
 /// Prefixes shorter than this match too much to mean anything.
 const MIN_PREFIX: usize = 3;
+/// Distinct query stems scored; words beyond them are ignored (a 200-character query has
+/// at most about 65 words, and each common one costs a pass over most items).
+const MAX_QUERY_STEMS: usize = 16;
+/// Stems a prefix may stand for ("s" would otherwise stand for a tenth of the language).
+const MAX_PREFIX_STEMS: usize = 64;
 
 fn stemmer() -> Stemmer {
     Stemmer::create(Algorithm::English)
@@ -126,6 +135,7 @@ impl SearchIndex {
         let mut index = SearchIndex {
             items: Vec::new(),
             terms: HashMap::new(),
+            sorted_terms: Vec::new(),
             postings: Vec::new(),
             average_length: 0.0,
         };
@@ -211,6 +221,12 @@ impl SearchIndex {
                 (&text, BODY_WEIGHT),
             ],
         );
+        index.sorted_terms = index
+            .terms
+            .iter()
+            .map(|(stem, term)| (stem.clone(), *term))
+            .collect();
+        index.sorted_terms.sort_unstable();
         let total: f64 = index.items.iter().map(|item| item.length).sum();
         index.average_length = (total / index.items.len().max(1) as f64).max(1.0);
         // Page text lives in the site model; only short texts are kept for snippets.
@@ -246,8 +262,9 @@ impl SearchIndex {
         self.items.push(item);
     }
 
-    /// BM25 of one stem's postings, added into `scores`, scaled by `factor`.
-    fn score_term(&self, term: usize, factor: f64, scores: &mut HashMap<usize, f64>) {
+    /// BM25 of one stem's postings, added into `scores` (one slot per item), scaled by
+    /// `factor`.
+    fn score_term(&self, term: usize, factor: f64, scores: &mut [f64]) {
         let postings = &self.postings[term];
         let n = self.items.len() as f64;
         let df = postings.len() as f64;
@@ -255,8 +272,20 @@ impl SearchIndex {
         for (item, frequency) in postings {
             let length = self.items[*item].length / self.average_length;
             let tf = frequency * (K1 + 1.0) / (frequency + K1 * (1.0 - B + B * length));
-            *scores.entry(*item).or_insert(0.0) += factor * idf * tf;
+            scores[*item] += factor * idf * tf;
         }
+    }
+
+    /// The stems that start with `prefix`, from the sorted list.
+    fn stems_with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a str, usize)> {
+        let first = self
+            .sorted_terms
+            .partition_point(|(stem, _)| stem.as_str() < prefix);
+        self.sorted_terms[first..]
+            .iter()
+            .take_while(move |(stem, _)| stem.starts_with(prefix))
+            .take(MAX_PREFIX_STEMS)
+            .map(|(stem, term)| (stem.as_str(), *term))
     }
 
     /// The unique key of a ranked item, for cursors.
@@ -268,10 +297,14 @@ impl SearchIndex {
     pub fn rank(&self, site: &Site, query: &str) -> Vec<Ranked> {
         let stemmer = stemmer();
         let mut stems: Vec<String> = Vec::new();
-        for_each_stem(&stemmer, query, |stem| stems.push(stem.to_string()));
-        stems.sort();
-        stems.dedup();
-        let mut scores: HashMap<usize, f64> = HashMap::new();
+        // The work is one pass over each stem's postings: bounded, whatever the query. The
+        // first words are kept, in the order they were written.
+        for_each_stem(&stemmer, query, |stem| {
+            if stems.len() < MAX_QUERY_STEMS && !stems.iter().any(|known| known == stem) {
+                stems.push(stem.to_string());
+            }
+        });
+        let mut scores = vec![0.0; self.items.len()];
         for stem in &stems {
             if let Some(term) = self.terms.get(stem) {
                 self.score_term(*term, 1.0, &mut scores);
@@ -284,20 +317,22 @@ impl SearchIndex {
             .unwrap_or_default()
             .to_string();
         if last.chars().count() >= MIN_PREFIX && !query.ends_with(char::is_whitespace) {
-            for (stem, term) in &self.terms {
-                if stem.starts_with(&last) && !stems.contains(stem) {
-                    self.score_term(*term, PREFIX_WEIGHT, &mut scores);
+            for (stem, term) in self.stems_with_prefix(&last) {
+                if !stems.iter().any(|known| known == stem) {
+                    self.score_term(term, PREFIX_WEIGHT, &mut scores);
                 }
             }
         }
         let phrase = normalized(query);
         let mut ranked: Vec<(usize, f64)> = scores
             .into_iter()
+            .enumerate()
+            .filter(|(_, score)| *score > 0.0)
             .map(|(position, score)| {
-                let title = normalized(&self.items[position].title);
+                let title = &self.items[position].title_words;
                 let bonus = if phrase.is_empty() {
                     0.0
-                } else if title == phrase {
+                } else if *title == phrase {
                     EXACT_TITLE_BONUS
                 } else if title.contains(&phrase) {
                     TITLE_PHRASE_BONUS
@@ -380,6 +415,7 @@ impl Item {
             id: id.to_string(),
             key: format!("{kind}:{id}"),
             title: title.to_string(),
+            title_words: normalized(title),
             uri,
             url,
             text,
@@ -522,6 +558,16 @@ mod tests {
         assert!(index.search("xyzzy quux", 5).is_empty());
         assert!(index.search("", 5).is_empty());
         assert!(index.search("!!! ???", 5).is_empty());
+    }
+
+    #[test]
+    fn words_beyond_the_sixteenth_are_not_scored() {
+        let index = index();
+        let filler: Vec<String> = (0..MAX_QUERY_STEMS).map(|i| format!("xq{i}zz")).collect();
+        let first = format!("calibration {}", filler.join(" "));
+        assert!(!index.search(&first, 5).is_empty());
+        let last = format!("{} calibration", filler.join(" "));
+        assert!(index.search(&last, 5).is_empty());
     }
 
     #[test]

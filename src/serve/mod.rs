@@ -16,13 +16,16 @@ mod router;
 mod statics;
 
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use arc_swap::Guard;
 use tokio::net::TcpListener;
 
 use crate::auth::endpoints::AuthService;
+use crate::auth::limits::RateLimiter;
 use crate::clock::Clock;
 use crate::config::SiteConfig;
 use crate::live::{Live, LiveState, Source, Version};
@@ -48,8 +51,15 @@ pub struct App {
     proxies: TrustedProxies,
     access_log: AccessLog,
     metrics: Metrics,
+    /// Searches per client address: the one read computed per request.
+    search_limit: RateLimiter,
+    searches_refused: AtomicU64,
     live: LiveState,
 }
+
+/// Searches (`GET /api/search`, `search_company_info`) one client address may run per
+/// minute, in a burst or spread out.
+pub const DEFAULT_SEARCHES_PER_MINUTE: u32 = 120;
 
 impl App {
     pub fn new(
@@ -71,6 +81,8 @@ impl App {
             proxies: TrustedProxies::default(),
             access_log: AccessLog::default(),
             metrics: Metrics::default(),
+            search_limit: RateLimiter::new(DEFAULT_SEARCHES_PER_MINUTE),
+            searches_refused: AtomicU64::new(0),
             live,
         }
     }
@@ -94,6 +106,21 @@ impl App {
     pub fn with_proxies(mut self, proxies: TrustedProxies) -> App {
         self.proxies = proxies;
         self
+    }
+
+    /// Searches per client address per minute (0: no limit).
+    pub fn with_search_limit(mut self, per_minute: u32) -> App {
+        self.search_limit = RateLimiter::new(per_minute);
+        self
+    }
+
+    /// Takes one search from `client`'s share, or says how long until it has one.
+    fn admit_search(&self, client: IpAddr) -> Result<(), Duration> {
+        let admitted = self.search_limit.check(client, self.clock.now());
+        if admitted.is_err() {
+            self.searches_refused.fetch_add(1, Ordering::Relaxed);
+        }
+        admitted
     }
 
     pub fn config(&self) -> &SiteConfig {
@@ -127,7 +154,7 @@ impl App {
             reloads_refused,
             content_errors,
             revocations,
-            rate_limited,
+            rate_limited: rate_limited + self.searches_refused.load(Ordering::Relaxed),
             store_ok: self.auth.store_health().is_ok(),
         })
     }

@@ -266,7 +266,11 @@ async fn route<B: RequestBody>(
                 return computed_answer(api::company_page(&live.mcp, query), request.headers())
             }
             (Endpoint::Search, _) => {
-                return computed_answer(api::search(&live.mcp, query), request.headers())
+                let client = app.proxies.client_address(peer, request.headers());
+                if let Err(wait) = app.admit_search(client) {
+                    return too_many_searches(wait);
+                }
+                return computed_answer(api::search(&live.mcp, query), request.headers());
             }
             (Endpoint::Health, _) => {
                 let store = app.auth.store_health();
@@ -308,7 +312,7 @@ async fn route<B: RequestBody>(
             }
         }
         Endpoint::Revoke => with_body(app, request, AuthPost::Revoke).await,
-        Endpoint::Mcp => mcp_post(app, request).await,
+        Endpoint::Mcp => mcp_post(app, peer, request).await,
         Endpoint::Artifact | Endpoint::Health | Endpoint::CompanyPage | Endpoint::Search => {
             reply::error(StatusCode::NOT_FOUND, "not_found", "no such resource")
         }
@@ -465,6 +469,20 @@ fn computed_answer(
         Ok(artifact) => statics::respond(&artifact, headers),
         Err(refusal) => reply::error(refusal.status, refusal.code, &refusal.description),
     }
+}
+
+/// 429 for a client over its share of searches, like the minting endpoints' limit.
+fn too_many_searches(wait: Duration) -> Response<Body> {
+    let seconds = wait.as_secs().max(1);
+    let mut response = reply::error(
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limit_exceeded",
+        &format!("too many searches from this address; retry in {seconds} s"),
+    );
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from(seconds));
+    response
 }
 
 fn method_not_allowed(method: &Method, endpoint: Endpoint) -> Response<Body> {
@@ -639,7 +657,11 @@ fn accepts_json(headers: &HeaderMap) -> bool {
     negotiate::media_quality(headers.get_all(ACCEPT).iter(), "application/json") > 0
 }
 
-async fn mcp_post<B: RequestBody>(app: &App, request: Request<B>) -> Response<Body> {
+async fn mcp_post<B: RequestBody>(
+    app: &App,
+    peer: SocketAddr,
+    request: Request<B>,
+) -> Response<Body> {
     let (parts, body) = request.into_parts();
     let content_type = single_header(&parts.headers, CONTENT_TYPE);
     if !form::is_media_type(content_type, "application/json") {
@@ -686,7 +708,14 @@ async fn mcp_post<B: RequestBody>(app: &App, request: Request<B>) -> Response<Bo
         method: single_header(&parts.headers, MCP_METHOD),
         name: single_header(&parts.headers, MCP_NAME),
     };
-    let answer = mcp::handle(&app.live().mcp, &headers, &body);
+    let client = app.proxies.client_address(peer, &parts.headers);
+    let admit_search = || app.admit_search(client);
+    let answer = mcp::handle(
+        &app.live().mcp,
+        &headers,
+        &body,
+        mcp::SearchBudget::new(&admit_search),
+    );
     match answer.body {
         Some(body) => {
             let mut response = Response::new(Body::chunks(body.0));

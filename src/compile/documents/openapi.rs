@@ -147,6 +147,8 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
     search_get["get"]["security"] = json!([{}, {"agentAuth": ["company:read"]}]);
     search_get["get"]["responses"]["400"] = json!({"$ref": "#/components/responses/BadRequest"});
     search_get["get"]["responses"]["401"] = json!({"$ref": "#/components/responses/InvalidToken"});
+    search_get["get"]["description"] = json!(format!("Each client address may run {} searches a minute (`serve --search-rate-limit`); beyond that, 429 with Retry-After.", crate::serve::DEFAULT_SEARCHES_PER_MINUTE));
+    search_get["get"]["responses"]["429"] = rate_limited();
     if let Some(parameters) = search_get["get"]["parameters"].as_array_mut() {
         parameters.push(json!({"name": "q", "in": "query", "required": true, "description": "Words to look for.", "schema": {"type": "string", "minLength": 1, "maxLength": 200}}));
         parameters.push(limit(10, 50));
