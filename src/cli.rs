@@ -21,6 +21,7 @@ use crate::live::{self, LoadError, Source};
 use crate::serve::client::TrustedProxies;
 use crate::serve::connection::{self, ConnectionLimits};
 use crate::serve::origin::OriginPolicy;
+use crate::serve::tls::{Tls, TlsFiles};
 use crate::serve::{self, App};
 use crate::{key_watch, reload};
 
@@ -40,7 +41,7 @@ pub enum Command {
     /// Compile content/ into build/: every response as a file, plus manifest.json.
     Build(BuildArgs),
     /// Serve the company from content/ (or a build/) with the dynamic core beside it.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Show or rotate the signing keys.
     #[command(subcommand)]
     Keys(KeysCommand),
@@ -179,6 +180,13 @@ pub struct ServeArgs {
     /// from --trusted-proxy peers. Without it, Forwarded / X-Forwarded-For are used.
     #[arg(long, env = "DOSSIER_CLIENT_IP_HEADER")]
     pub client_ip_header: Option<String>,
+    /// Serve HTTPS with this PEM certificate chain (with --tls-key); HTTP/2 by ALPN. The
+    /// files are reloaded when they change.
+    #[arg(long, env = "DOSSIER_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, env = "DOSSIER_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 /// Logs panics through `tracing` (one line, with where), instead of the default hook's
@@ -365,6 +373,23 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => {
+            let files = TlsFiles {
+                cert: cert.clone(),
+                key: key.clone(),
+            };
+            match Tls::new(files) {
+                Ok(tls) => Some(Arc::new(tls)),
+                Err(error) => {
+                    eprintln!("error: TLS: {error}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
     let source = match &args.from {
         Some(dir) => Source::Build(dir.clone()),
         None => Source::Content(args.content.clone()),
@@ -378,7 +403,7 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         },
-        (None, Source::Content(_)) => format!("http://{local}"),
+        (None, Source::Content(_)) => format!("{scheme}://{local}"),
     };
     let config = match configure(&base_text, &args.templates, Compression::Deferred) {
         Ok(config) => config,
@@ -498,6 +523,13 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
     .with_connections(connections)
     .with_proxies(proxies)
     .with_search_limit(args.search_rate_limit);
+    let app = match &tls {
+        Some(tls) => {
+            tls.watch();
+            app.with_tls(Arc::clone(tls))
+        }
+        None => app,
+    };
     let app = Arc::new(app);
     let metrics = match &args.metrics_addr {
         Some(addr) => match bind(addr).await {
@@ -519,7 +551,7 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         }
     }
     // A fixed line on stdout, so scripts and tests can learn the port when --addr ends in :0.
-    println!("dossier listening on http://{local}");
+    println!("dossier listening on {scheme}://{local}");
     if let Some(listener) = metrics {
         if let Ok(addr) = listener.local_addr() {
             println!(

@@ -322,6 +322,7 @@ async fn a_panicking_handler_costs_one_request_not_the_server() {
         listener,
         ConnectionLimits::default(),
         TrustedProxies::default(),
+        None,
         async move {
             let _ = stopped.await;
         },

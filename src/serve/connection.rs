@@ -21,14 +21,16 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
+use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::graceful::Watcher;
 use tokio::net::{TcpListener, TcpStream};
 
 use super::client::TrustedProxies;
 use super::reply::{self, Body};
+use super::tls::Tls;
 use crate::auth::limits::group;
 use crate::error_body::ErrorBody;
 
@@ -180,12 +182,122 @@ impl<F: Future<Output = Response<Body>>> Future for CatchPanic<F> {
     }
 }
 
+/// HTTP/2 streams one connection may have open at once.
+pub const MAX_CONCURRENT_STREAMS: u32 = 100;
+
+/// What every HTTP/2 connection starts with (RFC 9113 §3.4).
+const HTTP2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// The protocols a connection can speak, each with its builder and the same limits: the
+/// request head (64 KiB; on HTTP/1 also within [`HEADER_READ_TIMEOUT`]), and the router's
+/// body size and deadline. HTTP/2 adds a cap on concurrent streams, on streams reset
+/// before they were answered (the "rapid reset" attack), and pings that close a
+/// connection whose peer went away.
+#[derive(Clone)]
+struct Protocols {
+    http1: http1::Builder,
+    http2: http2::Builder<TokioExecutor>,
+}
+
+impl Protocols {
+    fn new() -> Protocols {
+        let mut http1 = http1::Builder::new();
+        http1
+            .timer(TokioTimer::new())
+            .header_read_timeout(HEADER_READ_TIMEOUT)
+            .max_header_size(MAX_HEAD_BYTES)
+            .keep_alive(true);
+        let mut http2 = http2::Builder::new(TokioExecutor::new());
+        http2
+            .timer(TokioTimer::new())
+            .max_header_list_size(MAX_HEAD_BYTES as u32)
+            .max_concurrent_streams(MAX_CONCURRENT_STREAMS)
+            .max_pending_accept_reset_streams(20)
+            .max_local_error_reset_streams(256)
+            .keep_alive_interval(HEADER_READ_TIMEOUT)
+            .keep_alive_timeout(HEADER_READ_TIMEOUT);
+        Protocols { http1, http2 }
+    }
+
+    /// Serves one connection in `protocol` until it ends or the server shuts down.
+    async fn serve<I, S>(
+        &self,
+        io: I,
+        protocol: Protocol,
+        service: S,
+        watcher: Watcher,
+        peer: SocketAddr,
+    ) where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+        S: hyper::service::Service<
+                Request<Incoming>,
+                Response = Response<Body>,
+                Error = Infallible,
+            > + Send
+            + 'static,
+        S::Future: Send + 'static,
+    {
+        let ended = match protocol {
+            Protocol::Http1 => {
+                watcher
+                    .watch(self.http1.serve_connection(TokioIo::new(io), service))
+                    .await
+            }
+            Protocol::Http2 => {
+                watcher
+                    .watch(self.http2.serve_connection(TokioIo::new(io), service))
+                    .await
+            }
+        };
+        if let Err(error) = ended {
+            tracing::debug!(%peer, %error, "connection ended with an error");
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Protocol {
+    Http1,
+    Http2,
+}
+
+/// Which protocol a cleartext client speaks: HTTP/2 if it starts with the preface ("h2c"
+/// by prior knowledge), else HTTP/1. Looks without consuming, and gives up (`None`) when
+/// the client closes or sends too little within [`HEADER_READ_TIMEOUT`], like a request
+/// head that never arrives.
+async fn sniff(stream: &TcpStream) -> Option<Protocol> {
+    let deadline = tokio::time::Instant::now() + HEADER_READ_TIMEOUT;
+    let mut start = [0u8; HTTP2_PREFACE.len()];
+    loop {
+        let seen = tokio::time::timeout_at(deadline, stream.peek(&mut start))
+            .await
+            .ok()?
+            .ok()?;
+        if seen == 0 {
+            return None;
+        }
+        if !HTTP2_PREFACE.starts_with(&start[..seen]) {
+            return Some(Protocol::Http1);
+        }
+        if seen == HTTP2_PREFACE.len() {
+            return Some(Protocol::Http2);
+        }
+        // Part of the preface: peek again once more has had time to arrive.
+        tokio::time::sleep_until(
+            deadline.min(tokio::time::Instant::now() + Duration::from_millis(5)),
+        )
+        .await;
+    }
+}
+
 /// Accepts connections on `listener` and answers each request with `handler`, until
-/// `shutdown` completes; then lets open requests finish (for at most 10 s).
+/// `shutdown` completes; then lets open requests finish (for at most 10 s). With `tls`,
+/// every connection must complete a TLS handshake within [`HEADER_READ_TIMEOUT`] first.
 pub async fn serve_connections<H, F>(
     listener: TcpListener,
     limits: ConnectionLimits,
     proxies: TrustedProxies,
+    tls: Option<Arc<Tls>>,
     shutdown: impl Future<Output = ()>,
     handler: H,
 ) -> std::io::Result<()>
@@ -199,12 +311,7 @@ where
         open: AtomicUsize::new(0),
         per_client: Mutex::new(HashMap::new()),
     });
-    let mut builder = http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT)
-        .max_header_size(MAX_HEAD_BYTES)
-        .keep_alive(true);
+    let protocols = Protocols::new();
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -236,11 +343,42 @@ where
             };
             async move { Ok::<_, Infallible>(answer.await) }
         });
-        let connection = builder.serve_connection(TokioIo::new(stream), service);
-        let connection = graceful.watch(connection);
+        let watcher = graceful.watcher();
+        let protocols = protocols.clone();
+        let tls = tls.as_ref().map(|tls| tls.acceptor().clone());
         tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::debug!(%peer, %error, "connection ended with an error");
+            match tls {
+                None => {
+                    if let Some(protocol) = sniff(&stream).await {
+                        protocols
+                            .serve(stream, protocol, service, watcher, peer)
+                            .await;
+                    }
+                }
+                Some(acceptor) => {
+                    let stream =
+                        match tokio::time::timeout(HEADER_READ_TIMEOUT, acceptor.accept(stream))
+                            .await
+                        {
+                            Ok(Ok(stream)) => stream,
+                            Ok(Err(error)) => {
+                                tracing::debug!(%peer, %error, "TLS handshake failed");
+                                return;
+                            }
+                            Err(_) => {
+                                tracing::debug!(%peer, "TLS handshake timed out");
+                                return;
+                            }
+                        };
+                    // Over TLS the protocol is agreed by ALPN (RFC 9113 §3.2), never guessed.
+                    let protocol = match stream.get_ref().1.alpn_protocol() {
+                        Some(b"h2") => Protocol::Http2,
+                        _ => Protocol::Http1,
+                    };
+                    protocols
+                        .serve(stream, protocol, service, watcher, peer)
+                        .await;
+                }
             }
             drop(permit);
         });

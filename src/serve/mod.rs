@@ -1,6 +1,6 @@
 //! The HTTP edge: accept connections, hand each request to the router, shut down cleanly.
 //!
-//! HTTP/1.1 with keep-alive via hyper. [`connection`] owns the socket side (caps, timeouts,
+//! HTTP/1.1 with keep-alive and HTTP/2 via hyper, in cleartext or over TLS ([`tls`]). [`connection`] owns the socket side (caps, timeouts,
 //! panic isolation, graceful shutdown), [`client`] decides who a request is from, and
 //! [`router`] what it gets.
 
@@ -14,6 +14,7 @@ pub mod origin;
 pub mod reply;
 mod router;
 mod statics;
+pub mod tls;
 
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
@@ -34,6 +35,7 @@ use client::TrustedProxies;
 use connection::ConnectionLimits;
 use metrics::Metrics;
 use origin::OriginPolicy;
+use tls::Tls;
 
 /// Everything a request may need, shared by all connections. Built once, before serving
 /// starts (`App::new` and the `with_*` settings); what changes while serving (the live
@@ -54,6 +56,8 @@ pub struct App {
     /// Searches per client address: the one read computed per request.
     search_limit: RateLimiter,
     searches_refused: AtomicU64,
+    /// TLS on the public listener (`--tls-cert`/`--tls-key`), or cleartext.
+    tls: Option<Arc<Tls>>,
     live: LiveState,
 }
 
@@ -83,6 +87,7 @@ impl App {
             metrics: Metrics::default(),
             search_limit: RateLimiter::new(DEFAULT_SEARCHES_PER_MINUTE),
             searches_refused: AtomicU64::new(0),
+            tls: None,
             live,
         }
     }
@@ -106,6 +111,17 @@ impl App {
     pub fn with_proxies(mut self, proxies: TrustedProxies) -> App {
         self.proxies = proxies;
         self
+    }
+
+    /// Serve HTTPS with this certificate (HTTP/2 by ALPN).
+    pub fn with_tls(mut self, tls: Arc<Tls>) -> App {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// Whether the public listener speaks TLS.
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
     }
 
     /// Searches per client address per minute (0: no limit).
@@ -178,23 +194,31 @@ pub async fn run(
 ) -> std::io::Result<()> {
     let limits = app.connections;
     let proxies = app.proxies.clone();
-    connection::serve_connections(listener, limits, proxies, shutdown, move |peer, request| {
-        let app = Arc::clone(&app);
-        async move {
-            let started = std::time::Instant::now();
-            let line = RequestLine::start(app.access_log, &app.proxies, peer, &request);
-            let response = router::handle(&app, peer, request).await;
-            let elapsed = started.elapsed();
-            if let Some(route) = response.extensions().get::<metrics::Route>() {
-                app.metrics
-                    .record(*route, response.status().as_u16(), elapsed);
+    let tls = app.tls.clone();
+    connection::serve_connections(
+        listener,
+        limits,
+        proxies,
+        tls,
+        shutdown,
+        move |peer, request| {
+            let app = Arc::clone(&app);
+            async move {
+                let started = std::time::Instant::now();
+                let line = RequestLine::start(app.access_log, &app.proxies, peer, &request);
+                let response = router::handle(&app, peer, request).await;
+                let elapsed = started.elapsed();
+                if let Some(route) = response.extensions().get::<metrics::Route>() {
+                    app.metrics
+                        .record(*route, response.status().as_u16(), elapsed);
+                }
+                if let Some(line) = line {
+                    line.finish(&response, elapsed);
+                }
+                response
             }
-            if let Some(line) = line {
-                line.finish(&response, elapsed);
-            }
-            response
-        }
-    })
+        },
+    )
     .await
 }
 
@@ -208,6 +232,7 @@ pub async fn run_metrics(listener: TcpListener, app: Arc<App>) {
         listener,
         limits,
         TrustedProxies::default(),
+        None,
         std::future::pending(),
         move |_peer, request| {
             let app = Arc::clone(&app);

@@ -165,7 +165,8 @@ pub(super) async fn handle<B: RequestBody>(
 fn check_host<B>(request: &Request<B>) -> Option<Response<Body>> {
     let mut hosts = request.headers().get_all(HOST).iter();
     let problem = match (hosts.next(), hosts.next()) {
-        (None, _) if request.version() >= Version::HTTP_11 => {
+        // HTTP/2 names the host in the `:authority` pseudo-header instead (RFC 9113 §8.3.1).
+        (None, _) if request.version() == Version::HTTP_11 => {
             "an HTTP/1.1 request needs a Host header"
         }
         (Some(_), Some(_)) => "a request may carry only one Host header",
@@ -233,7 +234,11 @@ async fn route<B: RequestBody>(
         };
         *routed = Some(endpoint);
         if endpoint == Endpoint::Mcp {
-            if let Some(refusal) = check_origin(app, request.headers()) {
+            if let Some(refusal) = check_origin(
+                app,
+                request.headers(),
+                request.uri().authority().map(|a| a.as_str()),
+            ) {
                 return refusal;
             }
         }
@@ -632,7 +637,7 @@ fn mcp_refusal(status: StatusCode, code: i64, message: &str) -> Response<Body> {
 
 /// Foreign origins (and, on loopback, foreign `Host` names) are refused before anything else,
 /// preflight included: that is the DNS-rebinding defence.
-fn check_origin(app: &App, headers: &HeaderMap) -> Option<Response<Body>> {
+fn check_origin(app: &App, headers: &HeaderMap, authority: Option<&str>) -> Option<Response<Body>> {
     let origin_ok = headers
         .get_all(ORIGIN)
         .iter()
@@ -640,6 +645,7 @@ fn check_origin(app: &App, headers: &HeaderMap) -> Option<Response<Body>> {
     let host_ok = headers
         .get(HOST)
         .and_then(|h| h.to_str().ok())
+        .or(authority)
         .is_none_or(|host| app.origins.allows_host(host));
     if origin_ok && host_ok {
         return None;
