@@ -95,6 +95,25 @@ async fn pages_for_people() {
         docs.contains("claim_not_supported"),
         "the agent flow from auth.md is on /docs"
     );
+    // The auth.md address in the text is a link.
+    let auth_md = server.url("/auth.md");
+    assert!(
+        docs.contains(&format!("<a href=\"{auth_md}\">{auth_md}</a>")),
+        "{auth_md} is not a link on /docs"
+    );
+    // Places read the same way everywhere; an address in its country's order; lists of
+    // places one per line; long emails break between their parts, never inside a word.
+    assert!(html.contains("<dd>Boulder, Colorado, United States</dd>"));
+    assert!(!html.contains("Boulder, US"));
+    assert!(html.contains("Boulder, Colorado 80302<br>United States"));
+    assert!(html.contains("hello<wbr>@cobaltridge.<wbr>example"));
+    let sensors = server.get("/divisions/field-sensors", &[]).await.text();
+    assert!(
+        sensors.contains("<li>Longmont, Colorado</li><li>Tampere, Finland</li>"),
+        "{sensors}"
+    );
+    let sensors_md = server.get("/divisions/field-sensors.md", &[]).await.text();
+    assert!(sensors_md.contains("- Locations:\n  - Longmont, Colorado\n  - Tampere, Finland\n"));
     let css = server.get("/style.css", &[]).await;
     assert_eq!(css.header("content-type"), "text/css; charset=utf-8");
     server.stop().await;

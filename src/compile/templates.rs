@@ -51,6 +51,63 @@ fn template_error(dir: Option<&Path>, name: &str, error: &minijinja::Error) -> C
     }
 }
 
+/// `text` escaped for HTML.
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#x27;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `{{ email | breakable }}`: escaped, with a line-break opportunity (`<wbr>`) before `@`
+/// and after `.`, `/` and `-`, so a long address or URL wraps between its parts on a phone
+/// instead of in the middle of a word.
+fn breakable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if c == '@' {
+            out.push_str("<wbr>");
+        }
+        out.push_str(&escape_html(c.encode_utf8(&mut [0; 4])));
+        if matches!(c, '.' | '/' | '-') {
+            out.push_str("<wbr>");
+        }
+    }
+    out
+}
+
+/// `{{ text | linkify }}`: escaped, with every `http://` or `https://` address made a link
+/// (a trailing `.`, `,` or `)` ends the sentence, not the address).
+fn linkify(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = ["https://", "http://"]
+        .iter()
+        .filter_map(|scheme| rest.find(scheme))
+        .min()
+    {
+        out.push_str(&escape_html(&rest[..start]));
+        let tail = &rest[start..];
+        let end = tail.find(char::is_whitespace).unwrap_or(tail.len());
+        let url = tail[..end].trim_end_matches(['.', ',', ')', ';', ':']);
+        let url = escape_html(url);
+        out.push_str(&format!("<a href=\"{url}\">{url}</a>"));
+        rest = &tail[tail[..end]
+            .trim_end_matches(['.', ',', ')', ';', ':'])
+            .len()..];
+    }
+    out.push_str(&escape_html(rest));
+    out
+}
+
 impl Templates {
     /// The defaults, with any file in `dir` taking the place of its namesake.
     pub fn load(dir: Option<&Path>) -> Result<Templates, CompileError> {
@@ -63,6 +120,19 @@ impl Templates {
                 address.0.lines()
             },
         );
+        // `{{ headquarters | place }}`: locality, region and country, as a fact line.
+        environment.add_filter(
+            "place",
+            |address: minijinja::value::ViaDeserialize<crate::content::model::Address>| {
+                address.0.place()
+            },
+        );
+        environment.add_filter("breakable", |text: &str| {
+            minijinja::Value::from_safe_string(breakable(text))
+        });
+        environment.add_filter("linkify", |text: &str| {
+            minijinja::Value::from_safe_string(linkify(text))
+        });
         // HTML templates escape what they print; Markdown and CSS are written as is.
         environment.set_auto_escape_callback(|name| {
             if name.ends_with(".html") {
@@ -107,5 +177,32 @@ impl Templates {
             .get_template(name)
             .and_then(|template| template.render(context))
             .map_err(|e| template_error(self.dir.as_deref(), name, &e))
+    }
+}
+
+#[cfg(test)]
+mod filter_tests {
+    use super::{breakable, linkify};
+
+    #[test]
+    fn long_addresses_break_between_their_parts() {
+        assert_eq!(
+            breakable("press-office@x.example"),
+            "press-<wbr>office<wbr>@x.<wbr>example"
+        );
+        assert_eq!(breakable("<a&b>"), "&lt;a&amp;b&gt;");
+    }
+
+    #[test]
+    fn addresses_in_text_become_links_and_the_rest_stays_escaped() {
+        assert_eq!(
+            linkify("see https://x.example/auth.md. Or <b>"),
+            "see <a href=\"https://x.example/auth.md\">https://x.example/auth.md</a>. Or &lt;b&gt;"
+        );
+        assert_eq!(linkify("no links"), "no links");
+        assert_eq!(
+            linkify("(http://a.example/x) and https://b.example"),
+            "(<a href=\"http://a.example/x\">http://a.example/x</a>) and <a href=\"https://b.example\">https://b.example</a>"
+        );
     }
 }

@@ -139,6 +139,18 @@ impl Address {
         lines
     }
 
+    /// Where it is, for a fact line: `Boulder, Colorado, United States`.
+    pub fn place(&self) -> String {
+        join(
+            &[
+                Some(self.locality.as_str()),
+                self.region.as_deref(),
+                Some(country_name(&self.country)),
+            ],
+            ", ",
+        )
+    }
+
     /// The address on one line, parts separated by commas.
     pub fn one_line(&self) -> String {
         self.lines().join(", ")

@@ -459,7 +459,7 @@ fn index(input: &CompileInput<'_>, renderer: &Renderer<'_>) -> Result<Vec<Artifa
     }
     md.push_str(&format!("{}\n\n", company.description));
     md.push_str(&format!(
-        "- Founded: {}{}\n- Headquarters: {}, {}\n",
+        "- Founded: {}{}\n- Headquarters: {}\n",
         company.founded.year,
         company
             .founded
@@ -467,8 +467,7 @@ fn index(input: &CompileInput<'_>, renderer: &Renderer<'_>) -> Result<Vec<Artifa
             .as_ref()
             .map(|p| format!(" in {p}"))
             .unwrap_or_default(),
-        company.headquarters.locality,
-        company.headquarters.country
+        company.headquarters.place()
     ));
     if let Some(employees) = company.employees {
         md.push_str(&format!("- Employees: {employees}\n"));
@@ -521,7 +520,11 @@ fn division(
         md.push_str(&format!("- Established: {year}\n"));
     }
     if !division.locations.is_empty() {
-        md.push_str(&format!("- Locations: {}\n", division.locations.join(", ")));
+        // One per line: "Longmont, Colorado, Tampere, Finland" would not say where one ends.
+        md.push_str("- Locations:\n");
+        for location in &division.locations {
+            md.push_str(&format!("  - {location}\n"));
+        }
     }
     if let Some(contact) = &division.contact {
         md.push_str(&format!("\n## Contact\n\n{}", contact_lines(contact)));

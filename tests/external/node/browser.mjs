@@ -30,13 +30,32 @@ try {
   check(text.includes(divisionName), `the division page does not show ${divisionName}`);
   check((await page.textContent("h1")).trim() === divisionName, "the division page's heading is not the division");
   await page.screenshot({ path: `${screenshots}/division.png`, fullPage: true });
+  const divisionUrl = page.url();
 
   // Narrow screens get the same content without horizontal scrolling.
   await page.setViewportSize({ width: 390, height: 844 });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   check(overflow <= 1, `the division page scrolls sideways by ${overflow}px on a phone`);
   await page.screenshot({ path: `${screenshots}/division-phone.png`, fullPage: true });
-  console.log(JSON.stringify({ ok: true, division: divisionName, url: page.url() }));
+  await page.goto(base + "/");
+  const indexOverflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  check(indexOverflow <= 1, `the home page scrolls sideways by ${indexOverflow}px on a phone`);
+  await page.screenshot({ path: `${screenshots}/index-phone.png`, fullPage: true });
+
+  // The API page: the endpoint table uses the width it has, long descriptions fold away,
+  // and the auth.md address is a link.
+  await page.setViewportSize({ width: 1200, height: 900 });
+  await page.goto(base + "/docs");
+  const widths = await page.evaluate(() => ({
+    table: document.querySelector("table.endpoints").getBoundingClientRect().width,
+    main: document.querySelector("main").clientWidth,
+  }));
+  check(widths.table >= 0.9 * (widths.main - 40), `the endpoint table is ${widths.table}px wide in ${widths.main}px`);
+  check(await page.locator(`a[href="${base}/auth.md"]`).count() > 0, "the auth.md address on /docs is not a link");
+  const tallest = await page.evaluate(() => Math.max(...[...document.querySelectorAll("table.endpoints tr")].map((row) => row.getBoundingClientRect().height)));
+  check(tallest < 120, `an endpoint row is ${tallest}px tall`);
+  await page.screenshot({ path: `${screenshots}/docs.png` });
+  console.log(JSON.stringify({ ok: true, division: divisionName, url: divisionUrl }));
 } finally {
   await browser.close();
 }
