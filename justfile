@@ -9,11 +9,11 @@ default:
 
 # Compile content/ and serve it on 127.0.0.1:8080 (flags pass through, e.g. `just serve --addr 0.0.0.0:9000`).
 serve *ARGS:
-    cargo run --release -- serve {{ARGS}}
+    cargo run --profile local -- serve {{ARGS}}
 
 # Compile content/ into build/ (flags pass through, e.g. `just build --base-url https://info.example.com`).
 build *ARGS:
-    cargo run --release -- build {{ARGS}}
+    cargo run --profile local -- build {{ARGS}}
 
 # Run every test: cargo test, then others' tools (OpenAPI, OAuth, MCP clients and conformance, schemathesis, Chromium).
 test:
@@ -34,10 +34,12 @@ lint:
     cargo fmt --check
     cargo clippy --all-targets -- -D warnings
 
-# Load benchmark: dossier against nginx serving the same build/, as a ratio.
+# Load benchmark: dossier against nginx on the same build/, as ratios; writes benches/results/.
 bench *ARGS:
     cargo build --release
-    python3 benches/http_bench.py {{ARGS}}
+    test -x target/venv/bin/python || python3 -m venv target/venv
+    target/venv/bin/python -m pip install --quiet --disable-pip-version-check matplotlib
+    target/venv/bin/python benches/http_bench.py {{ARGS}}
 
 # Edit-to-live latency of hot reload: 50 edits on the sample and on 10,000 generated pages.
 bench-reload *ARGS:

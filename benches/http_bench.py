@@ -7,6 +7,13 @@ cache, CORS and Vary headers (nginx computes its own ETag; the 304 case uses eac
 own tag). wrk hits both alternately, several rounds each, and the ratio dossier/nginx is
 printed per case. Numbers are only comparable within one run on one machine.
 
+HTTP/2 is measured with h2load (nghttp2-client): dossier speaks h2c on its port, nginx on a
+second `listen ... http2` port with the same locations.
+
+Every case's medians go to benches/results/http.json and http.md (the table in the README),
+and, when matplotlib is importable (`just bench` installs it into target/venv), a chart of
+requests/s and p99 per case to benches/results/http.png.
+
 Usage: python3 benches/http_bench.py [--rounds N] [--duration SECONDS] [--connections N]
 """
 
@@ -28,13 +35,21 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOSSIER = os.environ.get("DOSSIER_BIN") or os.path.join(ROOT, "target", "release", "dossier")
 
 
+RESULTS = os.path.join(ROOT, "benches", "results")
+# (case, server, median req/s, median p50 µs, median p99 µs), in the order measured.
+ROWS = []
+# (case, what the ratio compares, ratio, goal)
+RATIOS = []
+
+
 def ensure_tools():
-    missing = [tool for tool in ("nginx", "wrk") if shutil.which(tool) is None and not os.path.exists(f"/usr/sbin/{tool}")]
+    packages = {"nginx": "nginx-light", "wrk": "wrk", "h2load": "nghttp2-client"}
+    missing = [tool for tool in packages if shutil.which(tool) is None and not os.path.exists(f"/usr/sbin/{tool}")]
     if missing:
         print(f"installing {' '.join(missing)} with apt-get", file=sys.stderr)
         subprocess.run(["apt-get", "update", "-qq"], check=True)
-        packages = ["nginx-light" if tool == "nginx" else tool for tool in missing]
-        subprocess.run(["apt-get", "install", "-y", "-qq", *packages], check=True)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends",
+                        *(packages[tool] for tool in missing)], check=True)
 
 
 def free_port():
@@ -68,7 +83,7 @@ def common_headers(build_dir):
     return headers
 
 
-def nginx_config(build_dir, manifest, port, workdir):
+def nginx_config(build_dir, manifest, port, h2_port, workdir):
     """A tuned nginx config (as in shared/reference/perf.md) serving build/ like dossier."""
     locations = []
     common = common_headers(build_dir)
@@ -114,6 +129,12 @@ http {{
         root {build_dir};
 {''.join(locations)}
     }}
+    server {{
+        listen 127.0.0.1:{h2_port} http2 reuseport;
+        http2_max_concurrent_streams 100;
+        root {build_dir};
+{''.join(locations)}
+    }}
 }}
 """
     path = os.path.join(workdir, "nginx.conf")
@@ -143,6 +164,71 @@ def run_wrk(url, headers, duration, connections, script=None):
     return rps, p50, p99
 
 
+def run_h2load(url, duration, connections, workdir):
+    """HTTP/2 (h2c by prior knowledge): `connections` connections, 10 streams each."""
+    log = os.path.join(workdir, "h2load.log")
+    command = ["h2load", "-t2", f"-c{connections}", "-m10", f"-D{duration}", "--log-file", log, url]
+    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    rps = float(re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", output).group(1))
+    done = re.search(r"requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded, (\d+) failed, (\d+) errored",
+                     output)
+    if done is None or done.group(2) != "0" or done.group(3) != "0":
+        raise SystemExit(f"{url}: h2load saw failures\n{output}")
+    with open(log) as f:
+        times = sorted(int(line.split("\t")[2]) for line in f if line.strip())
+    os.remove(log)
+    return rps, times[len(times) // 2], times[min(len(times) - 1, int(len(times) * 0.99))]
+
+
+def ratio(case, what, value, goal=None):
+    RATIOS.append((case, what, value, goal))
+    target = f" (goal >= {goal:.2f})" if goal is not None else ""
+    print(f"{case:32} ratio {what}: {value:.2f}x{target}", flush=True)
+
+
+def save_results(args):
+    """The medians as JSON and a Markdown table, and a chart when matplotlib is there."""
+    os.makedirs(RESULTS, exist_ok=True)
+    machine = f"{os.cpu_count()} cores, {os.uname().sysname} {os.uname().release}"
+    setup = (f"wrk -t2 -c{args.connections} -d{args.duration}s (HTTP/2: h2load -t2 -c{args.connections} -m10), "
+             f"{args.rounds} alternating rounds per server, medians")
+    with open(os.path.join(RESULTS, "http.json"), "w") as f:
+        json.dump({"machine": machine, "setup": setup,
+                   "rows": [dict(zip(("case", "server", "rps", "p50_us", "p99_us"), row)) for row in ROWS],
+                   "ratios": [dict(zip(("case", "compares", "ratio", "goal"), r)) for r in RATIOS]}, f, indent=2)
+    lines = [f"Measured by `just bench` on {machine}; {setup}.", "",
+             "| case | server | req/s | p50 µs | p99 µs |", "|---|---|---:|---:|---:|"]
+    lines += [f"| {case} | {server} | {rps:,.0f} | {p50:,.0f} | {p99:,.0f} |" for case, server, rps, p50, p99 in ROWS]
+    lines += ["", "| case | ratio | value | goal |", "|---|---|---:|---:|"]
+    lines += [f"| {case} | {what} | {value:.2f}x | {'' if goal is None else f'>= {goal:.2f}x'} |"
+              for case, what, value, goal in RATIOS]
+    with open(os.path.join(RESULTS, "http.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no chart (just bench installs it)", flush=True)
+        return
+    labels = [f"{case}\n{server}" for case, server, *_ in ROWS]
+    colours = ["#1f5fa8" if server == "dossier" else "#9aa5b1" for _, server, *_ in ROWS]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(13, 0.42 * len(ROWS) + 1.5), sharey=True)
+    positions = range(len(ROWS))
+    left.barh(positions, [row[2] for row in ROWS], color=colours)
+    left.set_title("requests/s (more is better)")
+    right.barh(positions, [row[4] / 1000 for row in ROWS], color=colours)
+    right.set_title("p99 latency, ms (less is better)")
+    left.set_yticks(list(positions), labels, fontsize=8)
+    left.invert_yaxis()
+    for axis in (left, right):
+        axis.grid(axis="x", alpha=0.3)
+    figure.suptitle(f"dossier (blue) vs. nginx and itself (grey): {machine}", fontsize=10)
+    figure.tight_layout()
+    figure.savefig(os.path.join(RESULTS, "http.png"), dpi=110)
+    print(f"chart: {os.path.join(RESULTS, 'http.png')}", flush=True)
+
+
 def report(case, results):
     """Prints each server's median requests/s, p50 and p99 over its rounds; returns the
     median requests/s by name, for the ratio."""
@@ -151,6 +237,7 @@ def report(case, results):
         medians[name] = statistics.median(r[0] for r in runs)
         p50 = statistics.median(r[1] for r in runs)
         p99 = statistics.median(r[2] for r in runs)
+        ROWS.append((case, name, medians[name], p50, p99))
         print(f"{case:32} {name[:8]:8} {medians[name]:10.0f} {p50:9.0f} {p99:9.0f}   rounds: "
               + ", ".join(f"{r[0]:.0f}" for r in runs), flush=True)
     return medians
@@ -259,7 +346,7 @@ def main():
         raise SystemExit("build dossier first: cargo build --release")
     workdir = tempfile.mkdtemp(prefix="dossier-bench-")
     os.chmod(workdir, 0o755)  # nginx workers run as an unprivileged user
-    dossier_port, nginx_port = free_port(), free_port()
+    dossier_port, nginx_port, nginx_h2_port = free_port(), free_port(), free_port()
     base = f"http://127.0.0.1:{dossier_port}"
     build_dir = os.path.join(workdir, "build")
     state = os.path.join(workdir, "state")
@@ -275,7 +362,7 @@ def main():
                                 "--max-connections-per-client", "100000"],
                                stdout=subprocess.DEVNULL, env=env)
     nginx_bin = shutil.which("nginx") or "/usr/sbin/nginx"
-    nginx = subprocess.Popen([nginx_bin, "-c", nginx_config(build_dir, manifest, nginx_port, workdir)])
+    nginx = subprocess.Popen([nginx_bin, "-c", nginx_config(build_dir, manifest, nginx_port, nginx_h2_port, workdir)])
     servers = {"dossier": f"http://127.0.0.1:{dossier_port}", "nginx": f"http://127.0.0.1:{nginx_port}"}
     try:
         for url in servers.values():
@@ -292,6 +379,9 @@ def main():
         print(f"wrk -t2 -c{args.connections} -d{args.duration}s, {args.rounds} alternating rounds per server; "
               f"body {len(open(os.path.join(build_dir, 'api/company'), 'rb').read())} bytes", flush=True)
         print(f"{'case':32} {'server':8} {'req/s':>10} {'p50 µs':>9} {'p99 µs':>9}")
+        goals = {"GET /api/company (identity)": 1.05, "GET /api/company (gzip)": 1.05,
+                 "GET /api/company (304)": 1.0}
+        by_case = {}
         for case, headers_for in cases.items():
             if args.only and args.only not in case:
                 continue
@@ -300,8 +390,24 @@ def main():
                 for name, server in servers.items():
                     results[name].append(run_wrk(server + "/api/company", headers_for(server),
                                                  args.duration, args.connections))
+            by_case[case] = medians = report(case, results)
+            ratio(case, "dossier/nginx", medians["dossier"] / medians["nginx"], goals.get(case))
+        if "GET /api/company (identity)" in by_case and "GET /api/company (bearer)" in by_case:
+            ratio("GET /api/company (bearer)", "bearer/anonymous",
+                  by_case["GET /api/company (bearer)"]["dossier"] / by_case["GET /api/company (identity)"]["dossier"],
+                  0.90)
+
+        # The same GET over HTTP/2 without TLS: dossier's h2c against nginx's `http2` port.
+        case = "GET /api/company (HTTP/2)"
+        if not (args.only and args.only not in case):
+            h2_servers = {"dossier": servers["dossier"], "nginx": f"http://127.0.0.1:{nginx_h2_port}"}
+            results = {name: [] for name in h2_servers}
+            for _ in range(args.rounds):
+                for name, server in h2_servers.items():
+                    results[name].append(run_h2load(server + "/api/company", args.duration,
+                                                    args.connections, workdir))
             medians = report(case, results)
-            print(f"{case:32} ratio dossier/nginx: {medians['dossier'] / medians['nginx']:.2f}x", flush=True)
+            ratio(case, "dossier/nginx", medians["dossier"] / medians["nginx"], 1.0)
 
         # MCP `tools/call get_company` answers the same record as GET /api/company, from a
         # result cached per revision inside a JSON-RPC envelope: same run, alternating.
@@ -321,8 +427,7 @@ def main():
                 results["mcp"].append(
                     run_wrk(servers["dossier"] + "/mcp", [], args.duration, args.connections, script))
             medians = report(case, results)
-            print(f"{case:32} ratio mcp/get: {medians['mcp'] / medians['get']:.2f}x "
-                  "(goal >= 0.80)", flush=True)
+            ratio(case, "mcp/get", medians["mcp"] / medians["get"], 0.80)
 
         # Bearer GETs on an instance whose revocations live in Redis, against the embedded
         # store: the token check must stay in memory either way.
@@ -351,8 +456,7 @@ def main():
                         results[name].append(run_wrk(url + "/api/company", [f"Authorization: Bearer {bearer}"],
                                                      args.duration, args.connections))
                 medians = report(case, results)
-                print(f"{case:32} ratio redis/embedded: {medians['redis'] / medians['embedded']:.2f}x "
-                      "(goal >= 0.90)", flush=True)
+                ratio(case, "redis/embedded", medians["redis"] / medians["embedded"], 0.90)
             finally:
                 if shared:
                     shared.send_signal(signal.SIGTERM)
@@ -368,6 +472,7 @@ def main():
         flood_token = access_token(servers["dossier"])
         case = "GET /api/company (revoke flood)"
         if args.only and args.only not in case:
+            save_results(args)
             return
         alone_runs, flood_runs, flood_rates = [], [], []
         for _ in range(args.rounds):
@@ -380,8 +485,9 @@ def main():
                 raise SystemExit(f"{flood.failed} revocations failed")
             flood_rates.append(flood.sent / flood.elapsed)
         medians = report(case, {"alone": alone_runs, "flood": flood_runs})
-        print(f"{case:32} ratio flood/alone: {medians['flood'] / medians['alone']:.2f}x "
-              f"(must stay >= 0.80; flood {statistics.median(flood_rates):.0f} revocations/s)", flush=True)
+        print(f"{case:32} flood {statistics.median(flood_rates):.0f} revocations/s", flush=True)
+        ratio(case, "flood/alone", medians["flood"] / medians["alone"], 0.80)
+        save_results(args)
     finally:
         dossier.send_signal(signal.SIGTERM)
         nginx.send_signal(signal.SIGQUIT)
