@@ -260,8 +260,8 @@ async fn the_company_profile_reaches_json_ld_and_the_api() {
     // Addresses in each country's order, on the page and in Markdown.
     let html = server.get("/", &[]).await.text();
     assert!(
-        html.contains("2750 Pearl Street, Boulder, Colorado 80302, United States"),
-        "US order"
+        html.contains("2750 Pearl Street<br>Boulder, Colorado 80302<br>United States"),
+        "US order, as envelope lines"
     );
     let markdown = server.get("/index.md", &[]).await.text();
     assert!(
