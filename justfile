@@ -46,6 +46,11 @@ bench-reload *ARGS:
     cargo build --release
     python3 benches/reload_bench.py {{ARGS}}
 
+# Scale: build, start, one-page edit to live, RSS and /api/company size at 1k, 10k and 50k pages.
+bench-scale *ARGS:
+    cargo build --release
+    python3 benches/scale_bench.py {{ARGS}}
+
 # Fuzz every parser of untrusted bytes for SECONDS each (crashes land in fuzz/artifacts/<target>/).
 fuzz SECONDS="60":
     command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked

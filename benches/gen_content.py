@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
 """Writes a large content tree for benchmarks: the sample company plus N generated pages
-spread over its divisions. Usage: gen_content.py OUT_DIR [PAGES]"""
+spread over its divisions.
 
+Usage: gen_content.py OUT_DIR [--pages N]
+
+OUT_DIR must not exist, or be a tree this script wrote before (it leaves a marker file in
+it): it never replaces a directory it did not create.
+"""
+
+import argparse
 import os
 import random
 import shutil
@@ -11,16 +18,25 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORDS = ("sensor calibration river station telemetry archive network flood rainfall nitrate "
          "turbidity field service laboratory accredited platform regional utility operator "
          "quality report maintenance deployment battery solar antenna firmware dashboard").split()
+# Left in every tree written here; only a directory holding it may be replaced.
+MARKER = ".generated-by-gen-content"
 
 
 def paragraph(rng, words):
     return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize() + "."
 
 
-def main():
-    out, count = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 10_000
-    shutil.rmtree(out, ignore_errors=True)
+def generate(out, count):
+    """Writes the tree to `out`. Raises SystemExit if `out` exists and is not ours."""
+    out = os.path.abspath(out)
+    if os.path.lexists(out):
+        if not os.path.isdir(out) or os.path.islink(out) or not os.path.isfile(os.path.join(out, MARKER)):
+            raise SystemExit(f"{out} exists and was not written by gen_content.py; "
+                             "choose a new directory (nothing was changed)")
+        shutil.rmtree(out)
     shutil.copytree(os.path.join(ROOT, "content"), out)
+    with open(os.path.join(out, MARKER), "w") as f:
+        f.write(f"{count} generated pages\n")
     divisions = sorted(f[:-5] for f in os.listdir(os.path.join(out, "divisions")))
     rng = random.Random(42)
     for i in range(count):
@@ -34,7 +50,18 @@ def main():
             f.write(f"# Station report {i}\n\n")
             for _ in range(4):
                 f.write(paragraph(rng, 40) + "\n\n")
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", metavar="OUT_DIR", help="a new directory (or one written here before)")
+    parser.add_argument("--pages", type=int, default=10_000, help="generated pages (default 10,000)")
+    args = parser.parse_args(argv)
+    if args.pages < 0:
+        parser.error("--pages must be 0 or more")
+    generate(args.out, args.pages)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

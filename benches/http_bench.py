@@ -351,7 +351,7 @@ def main():
     build_dir = os.path.join(workdir, "build")
     state = os.path.join(workdir, "state")
     subprocess.run([DOSSIER, "build", "--content", os.path.join(ROOT, "content"), "--out", build_dir,
-                    "--base-url", base, "--state", state], check=True, stderr=subprocess.DEVNULL)
+                    "--base-url", base, "--state", state, "--precompress"], check=True, stderr=subprocess.DEVNULL)
     with open(os.path.join(build_dir, "manifest.json")) as f:
         manifest = json.load(f)
 

@@ -100,8 +100,7 @@ def main():
         shutil.copytree(os.path.join(ROOT, "content"), sample)
         measure("sample content", sample, args.edits)
         big = os.path.join(work, "big")
-        sys.argv = ["gen_content", big, str(args.pages)]
-        gen_content.main()
+        gen_content.generate(big, args.pages)
         measure(f"{args.pages} generated pages", big, args.edits)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -92,6 +92,11 @@ pub struct BuildArgs {
     /// the generated _redirects and _worker.js proxy /agent/*, /oauth2/*, /api/* and /mcp to it.
     #[arg(long, env = "DOSSIER_ORIGIN_URL")]
     pub origin_url: Option<String>,
+    /// Also write each file's gzip and brotli variants (`.gz`, `.br`) and list them in the
+    /// manifest, for `serve --from` to send without compressing at startup and for servers
+    /// that send precompressed files (nginx's gzip_static). CDNs compress for themselves.
+    #[arg(long, env = "DOSSIER_PRECOMPRESS")]
+    pub precompress: bool,
 }
 
 #[derive(Debug, Args)]
@@ -257,7 +262,15 @@ fn shared_store(store: Option<&str>) -> Option<&str> {
 }
 
 pub fn build(args: &BuildArgs) -> ExitCode {
-    let config = match configure(&args.base_url, &args.templates, Compression::WhileCompiling) {
+    // Compressing is most of a build's work (a site of 10,000 pages has 30,000 documents), and
+    // only a server reading build/ uses the variants: by default the build is usable at once
+    // and `serve --from` compresses in the background, as it does for content/.
+    let compression = if args.precompress {
+        Compression::WhileCompiling
+    } else {
+        Compression::Deferred
+    };
+    let config = match configure(&args.base_url, &args.templates, compression) {
         Ok(config) => config,
         Err(code) => return code,
     };

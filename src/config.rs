@@ -151,13 +151,15 @@ pub struct SiteConfig {
 
 /// When compressed variants are made. Compressing is most of the work of a compile (a
 /// site of 10,000 pages has 30,000 documents), so a server does it after the new version
-/// is already serving identity bytes, and a build does it before writing the files.
+/// is already serving identity bytes, and a build does it only when asked
+/// (`build --precompress`), before writing the files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compression {
-    /// While compiling: the result has every variant (`dossier build`).
+    /// While compiling: the result has every variant (`dossier build --precompress`).
     WhileCompiling,
     /// Later, by [`crate::compile::add_encodings`]: the compile only reuses the previous
-    /// version's variants for bytes that did not change (`dossier serve`).
+    /// version's variants for bytes that did not change (`dossier serve`, and a plain
+    /// `dossier build`, which writes identity files only).
     Deferred,
 }
 

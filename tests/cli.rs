@@ -852,3 +852,73 @@ async fn serving_a_build_picks_up_the_next_build() {
         .text();
     assert!(mcp.contains("Public Sector & Utilities now works"));
 }
+
+/// A plain build writes identity files only (usable at once; CDNs compress for themselves);
+/// `serve --from` it sends identity bytes at once and compressed ones once it has made them,
+/// each with its own ETag.
+#[tokio::test]
+async fn a_plain_build_has_no_variants_and_serve_from_compresses_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, state) = (dir.path().join("build"), dir.path().join("state"));
+    let output = run_dossier(&[
+        "build",
+        "--content",
+        common::sample_content().to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+        "--base-url",
+        BASE,
+    ]);
+    assert!(output.status.success());
+    let files = snapshot(&out);
+    assert!(files.keys().any(|f| f == "api/company"));
+    assert!(
+        !files
+            .keys()
+            .any(|f| f.ends_with(".gz") || f.ends_with(".br")),
+        "variants written without --precompress"
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert!(manifest["artifacts"]
+        .as_object()
+        .unwrap()
+        .values()
+        .all(|entry| entry["encodings"].as_object().is_none_or(|e| e.is_empty())));
+
+    let server = ServerProcess::start(&[
+        "--from",
+        out.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+    ]);
+    let client = HttpClient::default();
+    let identity = client
+        .send(Method::GET, &server.url("/api/company"), &[], "")
+        .await;
+    assert_eq!(identity.status, StatusCode::OK);
+    assert_eq!(identity.body, files["api/company"]);
+    let gzip = common::eventually(60, "gzip from serve --from", || async {
+        let reply = client
+            .send(
+                Method::GET,
+                &server.url("/api/company"),
+                &[("accept-encoding", "gzip")],
+                "",
+            )
+            .await;
+        (reply.headers.get("content-encoding").map(|v| v.as_bytes()) == Some(b"gzip"))
+            .then_some(reply)
+    })
+    .await;
+    assert_ne!(gzip.header("etag"), identity.header("etag"));
+    let mut decoded = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(&gzip.body[..]),
+        &mut decoded,
+    )
+    .unwrap();
+    assert_eq!(decoded, identity.body);
+}

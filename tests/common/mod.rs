@@ -496,7 +496,7 @@ where
 /// The public origin the CLI tests build for.
 pub const BUILD_BASE: &str = "https://info.cobaltridge.example";
 
-/// Runs `dossier build` for [`BUILD_BASE`], with `--origin-url` when given.
+/// Runs `dossier build --precompress` for [`BUILD_BASE`], with `--origin-url` when given.
 pub fn run_build(
     content: &Path,
     out: &Path,
@@ -513,6 +513,8 @@ pub fn run_build(
         state.to_str().unwrap(),
         "--base-url",
         BUILD_BASE,
+        // The tests compare every variant a build can hold.
+        "--precompress",
     ];
     if let Some(origin) = origin {
         args.extend(["--origin-url", origin]);

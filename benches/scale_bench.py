@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""How dossier scales with the size of the company: for generated trees of 1,000, 10,000
+and 50,000 pages (benches/gen_content.py), the time of a clean `dossier build`, the time
+from `dossier serve` starting to its first 200, the edit-to-live latency of one page
+(p50/p99), the server's resident memory once its compressed variants are made, and the
+size of `GET /api/company`.
+
+Prints a Markdown table and writes it to benches/results/scale.md.
+
+Usage: python3 benches/scale_bench.py [--sizes 1000,10000,50000] [--edits N]
+"""
+
+import argparse
+import http.client
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOSSIER = os.environ.get("DOSSIER_BIN") or os.path.join(ROOT, "target", "release", "dossier")
+RESULTS = os.path.join(ROOT, "benches", "results")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_content  # noqa: E402
+
+
+def timed_build(content, work, precompress):
+    out = os.path.join(work, "build-pre" if precompress else "build")
+    command = [DOSSIER, "build", "--content", content, "--out", out, "--state", os.path.join(work, "state"),
+               "--base-url", "https://info.example.com"]
+    if precompress:
+        command.append("--precompress")
+    started = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    elapsed = time.perf_counter() - started
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(out) for f in files)
+    shutil.rmtree(out)
+    return elapsed, size
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def get(connection, path, headers=None):
+    connection.request("GET", path, headers=headers or {})
+    response = connection.getresponse()
+    return response, response.read()
+
+
+def serve_and_measure(content, work, edits):
+    state = os.path.join(work, "serve-state")
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [DOSSIER, "serve", "--addr", "127.0.0.1:0", "--content", content, "--state", state],
+        stdout=subprocess.PIPE, text=True, env=dict(os.environ, DOSSIER_LOG="warn"),
+    )
+    try:
+        host, port = process.stdout.readline().strip().rsplit("/", 1)[-1].split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        while True:
+            try:
+                response, _ = get(connection, "/api/health")
+                if response.status == 200:
+                    break
+            except OSError:
+                connection = http.client.HTTPConnection(host, int(port), timeout=30)
+                time.sleep(0.005)
+        start_s = time.perf_counter() - started
+        _, company = get(connection, "/api/company")
+        # Memory once the background compression has finished: brotli is served then.
+        deadline = time.time() + 600
+        while time.time() < deadline:
+            response, _ = get(connection, "/api/company", {"Accept-Encoding": "br"})
+            if response.getheader("Content-Encoding") == "br":
+                break
+            time.sleep(0.2)
+        time.sleep(1)
+        rss = rss_kib(process.pid)
+        latencies = edit_latencies(connection, content, edits)
+        return start_s, rss, len(company), latencies
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def revision(connection):
+    _, body = get(connection, "/api/health")
+    return json.loads(body)["content"]["revision"]
+
+
+def edit_latencies(connection, content, edits):
+    """Edits one generated page `edits` times; each time, how long until it is served."""
+    path = os.path.join(content, "pages", "generated-00007.md")
+    with open(path) as f:
+        original = f.read()
+    latencies = []
+    for edit in range(edits):
+        marker = f"edit-{edit}-{time.time_ns()}"
+        before = revision(connection)
+        started = time.perf_counter()
+        with open(path, "w") as f:
+            f.write(original.replace("# Station report 7", f"# Station report 7 {marker}"))
+        deadline = started + 60
+        while revision(connection) == before:
+            if time.perf_counter() > deadline:
+                raise SystemExit(f"edit {edit} never went live")
+        latencies.append((time.perf_counter() - started) * 1000)
+        _, page = get(connection, "/generated-00007.md")
+        if marker.encode() not in page:
+            raise SystemExit(f"edit {edit}: the new revision does not serve the edit")
+    latencies.sort()
+    return latencies
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,50000")
+    parser.add_argument("--edits", type=int, default=20)
+    args = parser.parse_args()
+    if not os.path.exists(DOSSIER):
+        raise SystemExit("build dossier first: cargo build --release")
+    sizes = [int(size) for size in args.sizes.split(",")]
+    machine = f"{os.cpu_count()} cores, {os.uname().sysname} {os.uname().release}"
+    rows = []
+    for pages in sizes:
+        work = tempfile.mkdtemp(prefix="dossier-scale-")
+        try:
+            content = gen_content.generate(os.path.join(work, "content"), pages)
+            build_s, build_bytes = timed_build(content, work, precompress=False)
+            pre_s, pre_bytes = timed_build(content, work, precompress=True)
+            start_s, rss, company_bytes, latencies = serve_and_measure(content, work, args.edits)
+            p50 = statistics.median(latencies)
+            p99 = latencies[min(len(latencies) - 1, int(round(0.99 * (len(latencies) - 1))))]
+            row = (f"| {pages:,} | {build_s:.2f} s ({build_bytes / 1e6:.0f} MB) | {pre_s:.2f} s ({pre_bytes / 1e6:.0f} MB)"
+                   f" | {start_s:.2f} s | {p50:.0f} / {p99:.0f} ms | {rss / 1024:.0f} MiB | {company_bytes / 1024:.1f} KiB |")
+            rows.append(row)
+            print(row, flush=True)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    lines = [f"Measured by `just bench-scale` on {machine}; {args.edits} edits of one page per size.", "",
+             "| pages | `dossier build` | `build --precompress` | serve: start to first 200 | one-page edit to live, p50 / p99 | RSS when compressed | `GET /api/company` |",
+             "|---:|---:|---:|---:|---:|---:|---:|"] + rows
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(os.path.join(RESULTS, "scale.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
