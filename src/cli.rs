@@ -189,6 +189,10 @@ pub struct ServeArgs {
     /// files are reloaded when they change.
     #[arg(long, env = "DOSSIER_TLS_CERT", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
+    /// Threads that accept and answer connections, each keeping its own connections (default:
+    /// one per CPU core).
+    #[arg(long, env = "DOSSIER_WORKERS")]
+    pub workers: Option<usize>,
     /// The PEM private key of --tls-cert.
     #[arg(long, env = "DOSSIER_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
@@ -535,7 +539,10 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
     .with_access_log(args.access_log)
     .with_connections(connections)
     .with_proxies(proxies)
-    .with_search_limit(args.search_rate_limit);
+    .with_search_limit(args.search_rate_limit)
+    .with_workers(args.workers.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    }));
     let app = match &tls {
         Some(tls) => {
             tls.watch();

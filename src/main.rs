@@ -11,14 +11,16 @@ fn main() -> ExitCode {
     cli::init_logging(json_logs);
     match cli.command {
         Command::Build(args) => cli::build(&args),
+        // The server starts one thread per further worker itself (`serve::run`); this one
+        // runs the first worker and the background tasks.
         Command::Serve(args) => run(cli::serve(&args)),
         Command::Keys(command) => run(cli::keys(&command)),
     }
 }
 
-/// Runs a command that needs the async runtime.
+/// Runs a command that needs the async runtime, on this thread.
 fn run(task: impl std::future::Future<Output = ExitCode>) -> ExitCode {
-    match tokio::runtime::Builder::new_multi_thread()
+    match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

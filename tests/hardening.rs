@@ -244,6 +244,7 @@ async fn connect_from(local: &str, server: &str) -> TcpStream {
         .unwrap()
 }
 
+/// Four worker threads accept on the same socket; the caps count across all of them.
 #[tokio::test]
 async fn one_address_cannot_hold_every_connection() {
     let server = start_configured(|app| {
@@ -252,6 +253,7 @@ async fn one_address_cannot_hold_every_connection() {
             per_client: 3,
             ..ConnectionLimits::default()
         })
+        .with_workers(4)
     })
     .await;
     let addr = host_port(&server);
@@ -320,7 +322,7 @@ async fn a_panicking_handler_costs_one_request_not_the_server() {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(connection::serve_connections(
         listener,
-        ConnectionLimits::default(),
+        connection::ConnectionGate::new(ConnectionLimits::default()),
         TrustedProxies::default(),
         None,
         async move {

@@ -81,6 +81,20 @@ enum Refusal {
     ClientFull,
 }
 
+/// The connection caps, counted once for every thread that accepts on the same listener.
+#[derive(Clone)]
+pub struct ConnectionGate(Arc<Gate>);
+
+impl ConnectionGate {
+    pub fn new(limits: ConnectionLimits) -> ConnectionGate {
+        ConnectionGate(Arc::new(Gate {
+            limits,
+            open: AtomicUsize::new(0),
+            per_client: Mutex::new(HashMap::new()),
+        }))
+    }
+}
+
 impl Gate {
     fn admit(self: &Arc<Self>, client: Option<IpAddr>) -> Result<Permit, Refusal> {
         if self.open.fetch_add(1, Ordering::AcqRel) >= self.limits.total {
@@ -295,7 +309,7 @@ async fn sniff(stream: &TcpStream) -> Option<Protocol> {
 /// every connection must complete a TLS handshake within [`HEADER_READ_TIMEOUT`] first.
 pub async fn serve_connections<H, F>(
     listener: TcpListener,
-    limits: ConnectionLimits,
+    gate: ConnectionGate,
     proxies: TrustedProxies,
     tls: Option<Arc<Tls>>,
     shutdown: impl Future<Output = ()>,
@@ -306,11 +320,7 @@ where
     F: Future<Output = Response<Body>> + Send + 'static,
 {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let gate = Arc::new(Gate {
-        limits,
-        open: AtomicUsize::new(0),
-        per_client: Mutex::new(HashMap::new()),
-    });
+    let gate = gate.0;
     let protocols = Protocols::new();
     tokio::pin!(shutdown);
     loop {

@@ -1,6 +1,7 @@
 //! The HTTP edge: accept connections, hand each request to the router, shut down cleanly.
 //!
-//! HTTP/1.1 with keep-alive and HTTP/2 via hyper, in cleartext or over TLS ([`tls`]). [`connection`] owns the socket side (caps, timeouts,
+//! HTTP/1.1 with keep-alive and HTTP/2 via hyper, in cleartext or over TLS ([`tls`]), on one
+//! accept loop per worker thread ([`run`]). [`connection`] owns the socket side (caps, timeouts,
 //! panic isolation, graceful shutdown), [`client`] decides who a request is from, and
 //! [`router`] what it gets.
 
@@ -58,6 +59,8 @@ pub struct App {
     searches_refused: AtomicU64,
     /// TLS on the public listener (`--tls-cert`/`--tls-key`), or cleartext.
     tls: Option<Arc<Tls>>,
+    /// Threads that accept and answer connections (`run`).
+    workers: usize,
     live: LiveState,
 }
 
@@ -88,6 +91,7 @@ impl App {
             search_limit: RateLimiter::new(DEFAULT_SEARCHES_PER_MINUTE),
             searches_refused: AtomicU64::new(0),
             tls: None,
+            workers: 1,
             live,
         }
     }
@@ -116,6 +120,12 @@ impl App {
     /// Serve HTTPS with this certificate (HTTP/2 by ALPN).
     pub fn with_tls(mut self, tls: Arc<Tls>) -> App {
         self.tls = Some(tls);
+        self
+    }
+
+    /// How many threads accept and answer connections, each with its own connections.
+    pub fn with_workers(mut self, workers: usize) -> App {
+        self.workers = workers.max(1);
         self
     }
 
@@ -187,17 +197,71 @@ impl App {
 }
 
 /// Serves `app` on `listener` until `shutdown` completes, then lets open requests finish.
+///
+/// One accept loop runs on the calling task, and one more on a thread of its own for each
+/// further worker (`with_workers`), each thread with a single-threaded runtime: a
+/// connection lives on the thread that accepted it, as in nginx's worker processes, so
+/// answering a request never wakes another thread. All of them accept on the same socket
+/// and count against the same connection caps.
 pub async fn run(
     listener: TcpListener,
     app: Arc<App>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let limits = app.connections;
+    let gate = connection::ConnectionGate::new(app.connections);
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let mut threads = Vec::new();
+    if app.workers > 1 {
+        let shared = listener.into_std()?;
+        for worker in 1..app.workers {
+            let listener = shared.try_clone()?;
+            let (app, gate, mut stopped) = (Arc::clone(&app), gate.clone(), stopped.clone());
+            let thread = std::thread::Builder::new()
+                .name(format!("dossier-http-{worker}"))
+                .spawn(move || -> std::io::Result<()> {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()?;
+                    runtime.block_on(async move {
+                        let listener = TcpListener::from_std(listener)?;
+                        let stop = async move {
+                            let _ = stopped.wait_for(|stop| *stop).await;
+                        };
+                        accept_loop(listener, app, gate, stop).await
+                    })
+                })?;
+            threads.push(thread);
+        }
+        let listener = TcpListener::from_std(shared)?;
+        let served = accept_loop(listener, app, gate, shutdown).await;
+        let _ = stop.send(true);
+        let joined = tokio::task::spawn_blocking(move || {
+            threads
+                .into_iter()
+                .map(|thread| thread.join().unwrap_or(Ok(())))
+                .collect::<std::io::Result<Vec<()>>>()
+        })
+        .await
+        .unwrap_or(Ok(Vec::new()));
+        served.and(joined.map(|_| ()))
+    } else {
+        drop(stopped);
+        accept_loop(listener, app, gate, shutdown).await
+    }
+}
+
+/// One thread's loop: accept, and answer every request of each connection with the router.
+async fn accept_loop(
+    listener: TcpListener,
+    app: Arc<App>,
+    gate: connection::ConnectionGate,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
     let proxies = app.proxies.clone();
     let tls = app.tls.clone();
     connection::serve_connections(
         listener,
-        limits,
+        gate,
         proxies,
         tls,
         shutdown,
@@ -206,12 +270,10 @@ pub async fn run(
             async move {
                 let started = std::time::Instant::now();
                 let line = RequestLine::start(app.access_log, &app.proxies, peer, &request);
-                let response = router::handle(&app, peer, request).await;
+                let (response, route) = router::handle(&app, peer, request).await;
                 let elapsed = started.elapsed();
-                if let Some(route) = response.extensions().get::<metrics::Route>() {
-                    app.metrics
-                        .record(*route, response.status().as_u16(), elapsed);
-                }
+                app.metrics
+                    .record(route, response.status().as_u16(), elapsed);
                 if let Some(line) = line {
                     line.finish(&response, elapsed);
                 }
@@ -230,7 +292,7 @@ pub async fn run_metrics(listener: TcpListener, app: Arc<App>) {
     };
     let served = connection::serve_connections(
         listener,
-        limits,
+        connection::ConnectionGate::new(limits),
         TrustedProxies::default(),
         None,
         std::future::pending(),

@@ -108,6 +108,9 @@ pub fn error(status: StatusCode, code: &str, description: &str) -> Response<Body
     response
 }
 
+/// How many headers [`finish`] adds.
+pub const COMMON_COUNT: usize = COMMON_HEADERS.len();
+
 /// Adds what every response carries: CORS for any origin without credentials (the data is
 /// public), `nosniff` so no body is ever reinterpreted as another type, and the browser
 /// security policy for pages.
