@@ -291,7 +291,7 @@ pub fn build(args: &BuildArgs) -> ExitCode {
         }
     };
     let started = std::time::Instant::now();
-    let (set, site) = match live::compile_content(&args.content, &config, &jwks, None) {
+    let (set, site) = match live::compile_content(&args.content, &config, &jwks) {
         Ok(compiled) => compiled,
         Err(error) => {
             report_load_error(&error);

@@ -16,9 +16,11 @@ use serde::Serialize;
 use crate::auth::keys::PublicJwk;
 use crate::auth::store::StoreHealth;
 use crate::clock::rfc3339;
-use crate::compile::{self, output, Artifact, ArtifactSet, CachePolicy, CompileInput};
+use crate::compile::{
+    self, output, Artifact, ArtifactSet, CachePolicy, CompileInput, Previous, Rendered,
+};
 use crate::config::SiteConfig;
-use crate::content::{self, ContentError, ContentErrors, Site};
+use crate::content::{self, ContentError, ContentErrors, PageFiles, Site};
 use crate::mcp::Catalog;
 use crate::paths;
 
@@ -63,16 +65,14 @@ pub enum LoadError {
     Crashed(String),
 }
 
-/// Reads and compiles `content_dir`. `previous` lets unchanged artifacts keep their
-/// compressed variants.
+/// Reads and compiles `content_dir` from scratch.
 pub fn compile_content(
     content_dir: &Path,
     config: &SiteConfig,
     jwks: &[PublicJwk],
-    previous: Option<&ArtifactSet>,
 ) -> Result<(ArtifactSet, Site), LoadError> {
     let site = content::load(content_dir).map_err(LoadError::Content)?;
-    let artifacts = compile_site(&site, config, jwks, previous)?;
+    let (artifacts, _) = compile_site(&site, config, jwks, None)?;
     Ok((artifacts, site))
 }
 
@@ -80,9 +80,9 @@ fn compile_site(
     site: &Site,
     config: &SiteConfig,
     jwks: &[PublicJwk],
-    previous: Option<&ArtifactSet>,
-) -> Result<ArtifactSet, LoadError> {
-    compile::compile(&CompileInput {
+    previous: Option<Previous<'_>>,
+) -> Result<(ArtifactSet, Rendered), LoadError> {
+    compile::compile_in_context(&CompileInput {
         site,
         config,
         jwks,
@@ -170,25 +170,57 @@ fn with_current_jwks(
 pub struct Version {
     pub artifacts: Arc<ArtifactSet>,
     pub mcp: Arc<Catalog>,
+    /// What the next reload may reuse; `None` for a version read from a build.
+    pub compiled: Option<Arc<Compiled>>,
+}
+
+/// What compiling `content/` leaves for the next reload besides the site model (which the
+/// MCP catalog holds): where each page came from, and the context pages were rendered in.
+pub struct Compiled {
+    files: PageFiles,
+    rendered: Rendered,
+}
+
+impl Compiled {
+    /// How many pages were taken from the version before instead of rendered again.
+    pub fn pages_reused(&self) -> usize {
+        self.rendered.pages_reused
+    }
 }
 
 /// Produces a [`Version`] from `source`. For content, the MCP catalog is built on a second
-/// thread while the artifacts compile: both read the same site model.
+/// thread while the artifacts compile: both read the same site model. Whatever `previous`
+/// (the version being replaced) has that did not change is reused: page files not read
+/// again, pages not rendered again, their search terms not stemmed again.
 pub fn prepare(
     source: &Source,
     config: &SiteConfig,
     jwks: &[PublicJwk],
-    previous: Option<&ArtifactSet>,
+    previous: Option<&Live>,
 ) -> Result<Version, LoadError> {
     match source {
         Source::Content(dir) => {
             let started = std::time::Instant::now();
-            let site = Arc::new(content::load(dir).map_err(LoadError::Content)?);
+            let reusable = previous.and_then(|live| {
+                let compiled = live.compiled.as_deref()?;
+                Some((live.mcp.site(), compiled))
+            });
+            let (site, files) = content::load_reusing(
+                dir,
+                reusable.map(|(site, compiled)| (site, &compiled.files)),
+            )
+            .map_err(LoadError::Content)?;
+            let site = Arc::new(site);
             tracing::debug!(ms = started.elapsed().as_millis() as u64, "content read");
+            let previous_catalog = previous.map(|live| live.mcp.as_ref());
             std::thread::scope(|scope| {
                 let catalog = scope.spawn(|| {
                     let started = std::time::Instant::now();
-                    let catalog = Catalog::build(Arc::clone(&site), &config.base_url);
+                    let catalog = Catalog::build_reusing(
+                        Arc::clone(&site),
+                        &config.base_url,
+                        previous_catalog,
+                    );
                     tracing::debug!(
                         ms = started.elapsed().as_millis() as u64,
                         "MCP catalog built"
@@ -196,7 +228,11 @@ pub fn prepare(
                     catalog
                 });
                 let compile_started = std::time::Instant::now();
-                let artifacts = compile_site(&site, config, jwks, previous)?;
+                let previous = previous.map(|live| Previous {
+                    artifacts: &live.artifacts,
+                    compiled: reusable.map(|(site, compiled)| (site, compiled.rendered.context)),
+                });
+                let (artifacts, rendered) = compile_site(&site, config, jwks, previous)?;
                 tracing::debug!(
                     ms = compile_started.elapsed().as_millis() as u64,
                     "artifacts compiled"
@@ -207,6 +243,7 @@ pub fn prepare(
                 Ok(Version {
                     artifacts: Arc::new(artifacts),
                     mcp: Arc::new(catalog),
+                    compiled: Some(Arc::new(Compiled { files, rendered })),
                 })
             })
         }
@@ -215,6 +252,7 @@ pub fn prepare(
             Ok(Version {
                 artifacts: Arc::new(artifacts),
                 mcp: Arc::new(Catalog::build(Arc::new(site), &config.base_url)),
+                compiled: None,
             })
         }
     }
@@ -234,6 +272,7 @@ pub enum ContentStatus {
 pub struct Live {
     pub artifacts: Arc<ArtifactSet>,
     pub mcp: Arc<Catalog>,
+    compiled: Option<Arc<Compiled>>,
     /// The health document while the revocation store is fine (the usual case), compiled
     /// once per version.
     pub health: Arc<Artifact>,
@@ -360,6 +399,7 @@ impl Live {
         Live {
             artifacts: Arc::clone(&version.artifacts),
             mcp: Arc::clone(&version.mcp),
+            compiled: version.compiled.clone(),
             health: Arc::new(health),
             status,
             source: source.label(),
@@ -384,6 +424,7 @@ impl Live {
         Version {
             artifacts: Arc::clone(&self.artifacts),
             mcp: Arc::clone(&self.mcp),
+            compiled: self.compiled.clone(),
         }
     }
 }
@@ -447,6 +488,7 @@ impl LiveState {
         let version = Version {
             artifacts: Arc::new(artifacts),
             mcp: Arc::clone(&current.mcp),
+            compiled: current.compiled.clone(),
         };
         let live = Live::new(
             &version,

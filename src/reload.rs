@@ -27,7 +27,7 @@ use notify::{Event, EventKind, RecursiveMode, Watcher};
 use crate::compile::ArtifactSet;
 use crate::config::Compression;
 use crate::content::ContentError;
-use crate::live::{self, ContentStatus, LiveState, LoadError, Version};
+use crate::live::{self, ContentStatus, Live, LiveState, LoadError, Version};
 use crate::serve::App;
 
 /// How long the directory must be quiet before a batch of events is compiled.
@@ -224,10 +224,16 @@ pub fn reload_changed(app: &Arc<App>, files: &str) {
 /// Which background compression is the latest asked for: an older one stops early.
 static COMPRESSION_JOB: AtomicU64 = AtomicU64::new(0);
 
+/// Artifacts compressed per round before the result is swapped in. Small enough that a
+/// reload never waits long for the cores, and that variants made before an edit are kept:
+/// the next version takes them over with every unchanged artifact.
+const COMPRESSION_ROUND: usize = 256;
+
 /// Makes the live version's missing gzip and brotli variants on a background thread and
-/// swaps them in, unless a newer version went live meanwhile. Until then responses are
-/// sent without compression: a response never waits for it, and never gets a variant of
-/// other bytes (each variant has its own ETag, made with it).
+/// swaps them in round by round, until a newer version goes live (whose own job then goes
+/// on from there). Until then responses are sent without compression: a response never
+/// waits for it, and never gets a variant of other bytes (each variant has its own ETag,
+/// made with it).
 pub fn compress_in_background(app: Arc<App>) {
     if app.config().compression != Compression::Deferred {
         return;
@@ -237,25 +243,29 @@ pub fn compress_in_background(app: Arc<App>) {
         .name("dossier-compress".into())
         .spawn(move || {
             let started = Instant::now();
-            let artifacts = Arc::clone(&app.live().artifacts);
-            if COMPRESSION_JOB.load(Ordering::SeqCst) != job {
-                return;
-            }
-            let Some(compressed) = crate::compile::add_encodings(&artifacts) else {
-                return;
-            };
-            let _one_at_a_time = RELOADING
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            if app
-                .live_state()
-                .install_encodings(artifacts.revision(), compressed)
-            {
-                tracing::info!(
-                    revision = artifacts.revision(),
-                    compress_ms = started.elapsed().as_millis() as u64,
-                    "compressed variants ready"
-                );
+            loop {
+                if COMPRESSION_JOB.load(Ordering::SeqCst) != job {
+                    return;
+                }
+                let artifacts = Arc::clone(&app.live().artifacts);
+                let Some(compressed) = crate::compile::add_encodings(&artifacts, COMPRESSION_ROUND)
+                else {
+                    tracing::info!(
+                        revision = artifacts.revision(),
+                        compress_ms = started.elapsed().as_millis() as u64,
+                        "compressed variants ready"
+                    );
+                    return;
+                };
+                let _one_at_a_time = RELOADING
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                if !app
+                    .live_state()
+                    .install_encodings(artifacts.revision(), compressed)
+                {
+                    return;
+                }
             }
         });
     if let Err(error) = spawned {
@@ -266,21 +276,18 @@ pub fn compress_in_background(app: Arc<App>) {
 /// Swaps in what `compile` makes of the source, or reports why not. A panic inside
 /// `compile` (a bug, or a library choking on some input) is reported like a content error:
 /// the last good version keeps serving and `/api/health` says what happened.
-pub fn reload_with(
-    live: &LiveState,
-    compile: impl FnOnce(&ArtifactSet) -> Result<Version, LoadError>,
-) {
+pub fn reload_with(live: &LiveState, compile: impl FnOnce(&Live) -> Result<Version, LoadError>) {
     reload_files(live, "", compile);
 }
 
 fn reload_files(
     live: &LiveState,
     files: &str,
-    compile: impl FnOnce(&ArtifactSet) -> Result<Version, LoadError>,
+    compile: impl FnOnce(&Live) -> Result<Version, LoadError>,
 ) {
     let started = Instant::now();
     let current = live.current();
-    let result = std::panic::catch_unwind(AssertUnwindSafe(|| compile(&current.artifacts)))
+    let result = std::panic::catch_unwind(AssertUnwindSafe(|| compile(&current)))
         .unwrap_or_else(|panic| {
             let message = panic_message(panic.as_ref());
             Err(LoadError::Crashed(format!(
@@ -298,12 +305,14 @@ fn reload_files(
             }
             let previous = current.artifacts.revision().to_string();
             let revision = version.artifacts.revision().to_string();
+            let pages_reused = version.compiled.as_ref().map_or(0, |c| c.pages_reused());
             drop(current);
             live.install(version);
             tracing::info!(
                 %revision,
                 %previous,
                 changed,
+                pages_reused,
                 compile_ms = elapsed.as_millis() as u64,
                 files,
                 "reloaded"

@@ -295,6 +295,23 @@ impl ArtifactSet {
         ArtifactSet { by_path, revision }
     }
 
+    /// The same set with `artifacts` in place of those at their paths, which must have the
+    /// same identity bytes (they only add compressed variants): the revision stays.
+    pub fn with_variants(&self, artifacts: Vec<Arc<Artifact>>) -> ArtifactSet {
+        let mut by_path = self.by_path.clone();
+        for artifact in artifacts {
+            debug_assert_eq!(
+                by_path.get(&artifact.path).map(|a| &a.identity.etag),
+                Some(&artifact.identity.etag)
+            );
+            by_path.insert(artifact.path.clone(), artifact);
+        }
+        ArtifactSet {
+            by_path,
+            revision: self.revision.clone(),
+        }
+    }
+
     pub fn get(&self, path: &str) -> Option<&Arc<Artifact>> {
         self.by_path.get(path)
     }

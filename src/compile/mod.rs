@@ -9,6 +9,7 @@ pub mod cdn;
 pub mod dns;
 pub mod documents;
 pub mod output;
+pub mod reuse;
 pub mod templates;
 
 use std::fmt;
@@ -16,6 +17,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use artifact::{Artifact, ArtifactSet, CachePolicy, Encoding, Representation};
+pub use reuse::{PageContext, Previous};
 
 use crate::auth::keys::PublicJwk;
 use crate::config::{Compression, SiteConfig};
@@ -29,8 +31,9 @@ pub struct CompileInput<'a> {
     /// The identity keys' public halves, published in the JWKS: the current one first, then
     /// any retired one whose assertions may still be valid.
     pub jwks: &'a [PublicJwk],
-    /// The version being replaced, if any: unchanged artifacts reuse its compressed variants.
-    pub previous: Option<&'a ArtifactSet>,
+    /// The version being replaced, if any: unchanged pages are taken from it ([`reuse`]),
+    /// and unchanged artifacts keep its compressed variants.
+    pub previous: Option<Previous<'a>>,
 }
 
 /// A document could not be produced. Content problems are caught earlier by `content`;
@@ -63,8 +66,26 @@ impl CompileError {
 
 /// Compiles every public artifact.
 pub fn compile(input: &CompileInput<'_>) -> Result<ArtifactSet, CompileError> {
+    compile_in_context(input).map(|(artifacts, _)| artifacts)
+}
+
+/// What [`compile_in_context`] says besides the artifacts.
+#[derive(Debug, Clone, Copy)]
+pub struct Rendered {
+    /// The context the pages were rendered in, for the next compile to compare with.
+    pub context: PageContext,
+    /// Pages taken from the previous version instead of rendered.
+    pub pages_reused: usize,
+}
+
+/// [`compile`], also saying how the pages were rendered.
+pub fn compile_in_context(
+    input: &CompileInput<'_>,
+) -> Result<(ArtifactSet, Rendered), CompileError> {
     let started = std::time::Instant::now();
     let templates = templates::Templates::load(input.config.templates.as_deref())?;
+    let context = PageContext::of(input, &templates);
+    let unchanged = reuse::UnchangedPages::new(input.previous, context);
     let openapi = documents::openapi::describe(input);
     let auth_md = documents::auth_md::auth_md(input, &templates)?;
     let auth_text = String::from_utf8_lossy(&auth_md.identity.body).into_owned();
@@ -73,11 +94,15 @@ pub fn compile(input: &CompileInput<'_>) -> Result<ArtifactSet, CompileError> {
         documents::catalog::api_catalog(input)?,
         documents::openapi::openapi(&openapi)?,
     ];
-    artifacts.extend(documents::company::api_pages(input)?);
+    artifacts.extend(documents::company::api_pages(input, unchanged.as_ref())?);
     artifacts.extend(documents::company::api_divisions(input)?);
     artifacts.extend(documents::discovery::discovery(input)?);
     artifacts.extend(documents::pages::all(
-        input, &templates, &openapi, &auth_text,
+        input,
+        &templates,
+        unchanged.as_ref(),
+        &openapi,
+        &auth_text,
     )?);
     artifacts.extend(documents::agents::all(input, &auth_md.identity.body)?);
     let mut well_known_auth_md = auth_md.clone();
@@ -89,15 +114,20 @@ pub fn compile(input: &CompileInput<'_>) -> Result<ArtifactSet, CompileError> {
         ms = started.elapsed().as_millis() as u64,
         "documents rendered"
     );
+    let previous = input.previous.map(|previous| previous.artifacts);
     let finished = match input.config.compression {
-        Compression::WhileCompiling => with_encodings(artifacts, input.previous),
-        Compression::Deferred => reuse_encodings(artifacts, input.previous),
+        Compression::WhileCompiling => with_encodings(artifacts, previous),
+        Compression::Deferred => reuse_encodings(artifacts, previous),
     };
     tracing::debug!(
         ms = started.elapsed().as_millis() as u64,
         "artifacts compressed"
     );
-    Ok(ArtifactSet::new(finished))
+    let rendered = Rendered {
+        context,
+        pages_reused: unchanged.as_ref().map_or(0, reuse::UnchangedPages::reused),
+    };
+    Ok((ArtifactSet::new(finished), rendered))
 }
 
 /// Keeps `previous`'s variants where the bytes did not change; the rest wait for
@@ -106,8 +136,14 @@ fn reuse_encodings(artifacts: Vec<Artifact>, previous: Option<&ArtifactSet>) -> 
     artifacts
         .into_iter()
         .map(|mut artifact| {
+            // A page taken from the previous version came with its variants.
+            if !artifact.encoded.is_empty() {
+                return artifact;
+            }
             if let Some(before) = previous.and_then(|set| set.get(&artifact.path)) {
-                if before.identity.body == artifact.identity.body {
+                // Equal strong ETags (144 bits of SHA-256) mean equal bytes, and comparing
+                // them is much cheaper than comparing 100 MB of bodies.
+                if before.identity.etag == artifact.identity.etag {
                     artifact.encoded = before.encoded.clone();
                 }
             }
@@ -116,21 +152,25 @@ fn reuse_encodings(artifacts: Vec<Artifact>, previous: Option<&ArtifactSet>) -> 
         .collect()
 }
 
-/// `set` with the compressed variants it still lacks, made on every core; `None` when it
-/// has them all. Identity bytes and ETags are untouched, so the set's revision is too.
-pub fn add_encodings(set: &ArtifactSet) -> Option<ArtifactSet> {
-    let all: Vec<Arc<Artifact>> = set.sorted().into_iter().cloned().collect();
-    if !all.iter().any(|artifact| artifact.lacks_encodings()) {
+/// `set` with compressed variants for up to `limit` of the artifacts that lack them (the
+/// first in path order), made on every core; `None` when none lacks them. Identity bytes and
+/// ETags are untouched, so the set's revision is too. Called in rounds, so a newer version
+/// can take over between two of them and keep the variants made so far.
+pub fn add_encodings(set: &ArtifactSet, limit: usize) -> Option<ArtifactSet> {
+    let lacking: Vec<Arc<Artifact>> = set
+        .sorted()
+        .into_iter()
+        .filter(|artifact| artifact.lacks_encodings())
+        .take(limit)
+        .cloned()
+        .collect();
+    if lacking.is_empty() {
         return None;
     }
-    let finished = crate::parallel::map(all, |artifact| {
-        if artifact.lacks_encodings() {
-            Arc::new(artifact.as_ref().clone().with_encodings(None))
-        } else {
-            artifact
-        }
+    let finished = crate::parallel::map(lacking, |artifact| {
+        Arc::new(artifact.as_ref().clone().with_encodings(None))
     });
-    Some(ArtifactSet::from_shared(finished))
+    Some(set.with_variants(finished))
 }
 
 /// Adds compressed variants to every artifact, reusing `previous`'s where the bytes did not

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use minijinja::Environment;
+use sha2::{Digest, Sha256};
 
 use super::CompileError;
 use crate::content::read_regular_file;
@@ -29,6 +30,8 @@ pub struct Templates {
     environment: Environment<'static>,
     /// Where overrides are read from, to name the file of a template error.
     dir: Option<PathBuf>,
+    /// SHA-256 over every template's name and text: equal digests, equal output.
+    digest: [u8; 32],
 }
 
 /// A template error located in its file: `templates/division.html:2: syntax error: …`.
@@ -143,6 +146,7 @@ impl Templates {
         });
         // The same reading rules as content: regular files inside the directory only.
         let root = dir.and_then(|dir| std::fs::canonicalize(dir).ok());
+        let mut digest = Sha256::new();
         for (name, default) in DEFAULTS {
             let text = match (&root, dir.map(|dir| dir.join(name))) {
                 (Some(root), Some(path)) if path.symlink_metadata().is_ok() => {
@@ -158,6 +162,9 @@ impl Templates {
                 }
                 _ => default.to_string(),
             };
+            for part in [name.as_bytes(), &[0], text.as_bytes(), &[0]] {
+                digest.update(part);
+            }
             environment
                 .add_template_owned(name, text)
                 .map_err(|e| template_error(dir, name, &e))?;
@@ -165,7 +172,13 @@ impl Templates {
         Ok(Templates {
             environment,
             dir: dir.map(Path::to_path_buf),
+            digest: digest.finalize().into(),
         })
+    }
+
+    /// A digest of every template's text.
+    pub fn digest(&self) -> &[u8; 32] {
+        &self.digest
     }
 
     pub fn render(

@@ -18,9 +18,11 @@ mod front_matter;
 pub mod model;
 pub(crate) mod rules;
 mod source;
+mod unchanged;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 
@@ -30,6 +32,8 @@ pub use model::{Company, Contact, Division, Page, Site};
 use model::PageFrontMatter;
 use rules::Problems;
 use source::FieldLines;
+use unchanged::FileStamp;
+pub use unchanged::PageFiles;
 
 /// Content files larger than this are refused: they are hand-written facts, not data dumps,
 /// and a runaway file must not exhaust memory.
@@ -64,6 +68,16 @@ pub fn check_text(relative: &Path, text: &str) -> Result<(), ContentErrors> {
 
 /// Reads and validates the content tree at `dir`.
 pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
+    load_reusing(dir, None).map(|(site, _)| site)
+}
+
+/// [`load`], taking each page whose file has not changed from `previous` (a site loaded
+/// from the same directory, and where its pages came from) instead of reading it again.
+/// The result is the same as [`load`]'s; the [`PageFiles`] are for the next call.
+pub fn load_reusing(
+    dir: &Path,
+    previous: Option<(&Site, &PageFiles)>,
+) -> Result<(Site, PageFiles), ContentErrors> {
     let mut errors = ContentErrors::default();
     if !dir.is_dir() {
         errors.push(ContentError::whole_file(dir, "content directory not found"));
@@ -132,8 +146,13 @@ pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
 
     let mut pages = Vec::new();
     let mut page_files: HashMap<String, PathBuf> = HashMap::new();
-    for (file, parsed, page_errors) in
-        read_pages(&root, list_files(&dir.join("pages"), "md", &mut errors))
+    let listed = list_files(&dir.join("pages"), "md", &mut errors);
+    for ReadPage {
+        file,
+        parsed,
+        errors: page_errors,
+        stamp,
+    } in read_pages(&root, listed, previous)
     {
         for error in page_errors.0 {
             errors.push(error);
@@ -179,37 +198,88 @@ pub fn load(dir: &Path) -> Result<Site, ContentErrors> {
             }
         }
         if !problems.0.is_empty() {
-            report(&file, &lines, problems, &mut errors);
+            // A page taken from the previous site has no field lines; a problem with it
+            // (its division was removed, say) is rare enough to read the file again.
+            let lines = match lines {
+                Some(lines) => Some(lines),
+                None => read_text(&root, &file, &mut errors)
+                    .and_then(|text| parse_page(&file, &text, &mut errors))
+                    .map(|(_, lines)| lines),
+            };
+            if let Some(lines) = lines {
+                report(&file, &lines, problems, &mut errors);
+            }
             continue;
         }
-        page_files.insert(page.slug.clone(), file);
-        pages.push(page);
+        page_files.insert(page.slug.clone(), file.clone());
+        pages.push((page, file, stamp));
     }
 
     match company {
         Some(company) if errors.is_empty() => {
             divisions.sort_by(|a, b| (a.order, &a.name).cmp(&(b.order, &b.name)));
-            pages.sort_by(|a, b| (a.order, &a.title).cmp(&(b.order, &b.title)));
-            Ok(Site {
-                company,
-                divisions,
-                pages,
-            })
+            pages.sort_by(|(a, ..), (b, ..)| (a.order, &a.title).cmp(&(b.order, &b.title)));
+            let mut files = PageFiles::default();
+            let pages = pages
+                .into_iter()
+                .enumerate()
+                .map(|(position, (page, file, stamp))| {
+                    if let Some(stamp) = stamp {
+                        files.insert(file, stamp, position);
+                    }
+                    page
+                })
+                .collect();
+            Ok((
+                Site {
+                    company,
+                    divisions,
+                    pages,
+                },
+                files,
+            ))
         }
         _ => Err(errors),
     }
 }
 
-type ParsedPage = (PathBuf, Option<(Page, FieldLines)>, ContentErrors);
+/// One page file: what it holds, or why not.
+struct ReadPage {
+    file: PathBuf,
+    /// The page, with the lines of its fields when the file was read this time.
+    parsed: Option<(Arc<Page>, Option<FieldLines>)>,
+    errors: ContentErrors,
+    /// The file's stamp, when settled enough to be trusted next time.
+    stamp: Option<FileStamp>,
+}
 
 /// Reads and parses page files on every core (a site may have tens of thousands), keeping
-/// their order so errors are reported in file order.
-fn read_pages(root: &Path, files: Vec<PathBuf>) -> Vec<ParsedPage> {
+/// their order so errors are reported in file order. A file unchanged since `previous` is
+/// not read: its page is taken from there.
+fn read_pages(
+    root: &Path,
+    files: Vec<PathBuf>,
+    previous: Option<(&Site, &PageFiles)>,
+) -> Vec<ReadPage> {
+    let now = std::time::SystemTime::now();
     crate::parallel::map(files, |file| {
         let mut errors = ContentErrors::default();
-        let parsed = read_text(root, &file, &mut errors)
-            .and_then(|text| parse_page(&file, &text, &mut errors));
-        (file, parsed, errors)
+        let stamp = FileStamp::settled(&file, now);
+        let unchanged = stamp
+            .zip(previous)
+            .and_then(|(stamp, (site, files))| files.unchanged(site, &file, stamp));
+        let parsed = match unchanged {
+            Some(page) => Some((Arc::clone(page), None)),
+            None => read_text(root, &file, &mut errors)
+                .and_then(|text| parse_page(&file, &text, &mut errors))
+                .map(|(page, lines)| (Arc::new(page), Some(lines))),
+        };
+        ReadPage {
+            file,
+            parsed,
+            errors,
+            stamp,
+        }
     })
 }
 

@@ -5,6 +5,8 @@
 //! `/api/company`, the MCP tools and the pages all serialize from here, so they cannot disagree.
 
 use schemars::JsonSchema;
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use super::rules::{self, Problems};
@@ -16,8 +18,9 @@ pub struct Site {
     pub company: Company,
     /// Ordered by `order`, then name.
     pub divisions: Vec<Division>,
-    /// Ordered by `order`, then title.
-    pub pages: Vec<Page>,
+    /// Ordered by `order`, then title. Shared, so a reload takes an unchanged page from
+    /// the previous site without copying it ([`super::load_reusing`]).
+    pub pages: Vec<Arc<Page>>,
 }
 
 /// `content/company.json`.

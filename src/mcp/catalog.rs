@@ -141,6 +141,12 @@ impl Catalog {
 
     /// Builds the catalog for `site`, served at `base`.
     pub fn build(site: Arc<Site>, base: &BaseUrl) -> Catalog {
+        Catalog::build_reusing(site, base, None)
+    }
+
+    /// [`Catalog::build`], reusing what it can of `previous` (the catalog of the version
+    /// being replaced): the search terms of unchanged pages.
+    pub fn build_reusing(site: Arc<Site>, base: &BaseUrl, previous: Option<&Catalog>) -> Catalog {
         let base_url = base.as_str();
         let company = site.company.name.clone();
         let server_info = json!({
@@ -161,7 +167,11 @@ impl Catalog {
             .ok()
             .and_then(|document| serde_json::to_string(&document).ok())
             .unwrap_or_default();
-        let search = SearchIndex::build(&site, base_url);
+        // Terms from another origin would carry its URLs in their items; only reuse same-origin.
+        let earlier = previous
+            .filter(|previous| previous.base == *base)
+            .map(|previous| (previous.site.as_ref(), &previous.search));
+        let search = SearchIndex::build_reusing(&site, base_url, earlier);
         let empty = || Precomputed {
             legacy: Bytes::new(),
             modern: Bytes::new(),

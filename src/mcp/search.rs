@@ -11,14 +11,17 @@
 //! one that contains the query as a phrase gets a bonus, and the last query word also
 //! matches as a prefix (so "calib" finds "calibration" while a user is typing).
 //!
-//! The same index answers `search_company_info` and `GET /api/search`.
+//! The same index answers `search_company_info` and `GET /api/search`. A reload builds it
+//! again, taking the stems of every unchanged page from the previous index
+//! ([`SearchIndex::build_reusing`]): stemming is most of the work, and one edit changes one
+//! page.
 
 use std::collections::HashMap;
 
 use rust_stemmers::{Algorithm, Stemmer};
 use serde::Serialize;
 
-use crate::content::{Contact, Site};
+use crate::content::{Contact, Page, Site};
 
 /// One search hit, as returned by `search_company_info` and `/api/search`.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
@@ -59,17 +62,74 @@ struct Item {
     text: String,
     /// Weighted length: the sum of every word's field weight.
     length: f64,
+    /// Each stem of the item once (its id in `terms`), with its weighted frequency: what
+    /// the next build takes when the item's page has not changed.
+    stems: Box<[(u32, f32)]>,
 }
 
 pub struct SearchIndex {
     items: Vec<Item>,
-    /// Each distinct stem once; postings are indexed by the stem's position here.
-    terms: HashMap<String, usize>,
-    /// Every stem in order, for prefix matches by binary search instead of a scan.
-    sorted_terms: Vec<(String, usize)>,
-    /// Per stem: (item, weighted term frequency).
-    postings: Vec<Vec<(usize, f64)>>,
+    /// Each distinct stem once, with its id: the position of its postings.
+    terms: HashMap<String, u32>,
+    /// Every stem that occurs, in order, for prefix matches by binary search.
+    sorted_terms: Vec<(String, u32)>,
+    /// Per stem: (item, weighted term frequency), in item order. Field weights are small
+    /// whole numbers, so `f32` holds every frequency exactly.
+    postings: Vec<Vec<(u32, f32)>>,
     average_length: f64,
+}
+
+/// The index a build replaces, and the site it indexed: where unchanged pages' stems come
+/// from.
+struct Earlier<'a> {
+    /// Page items by slug, with the page each was made from.
+    pages: HashMap<&'a str, (&'a Page, &'a Item)>,
+    /// Each earlier stem by its id there.
+    stems: Vec<&'a str>,
+    /// Earlier id to id in the index being built, once met (`u32::MAX` before).
+    ids: Vec<u32>,
+}
+
+impl<'a> Earlier<'a> {
+    fn new(site: &'a Site, index: &'a SearchIndex) -> Earlier<'a> {
+        let pages = index
+            .items
+            .iter()
+            .filter_map(|item| {
+                let page: &Page = site.pages.get(item.page?)?;
+                Some((page.slug.as_str(), (page, item)))
+            })
+            .collect();
+        let mut stems = vec![""; index.postings.len()];
+        for (stem, id) in &index.terms {
+            stems[*id as usize] = stem;
+        }
+        Earlier {
+            pages,
+            ids: vec![u32::MAX; stems.len()],
+            stems,
+        }
+    }
+
+    /// The earlier item of `page`, if the page is the same.
+    fn unchanged(&self, page: &Page) -> Option<&'a Item> {
+        let (before, item) = self.pages.get(page.slug.as_str())?;
+        (std::ptr::eq(*before, page) || *before == page).then_some(*item)
+    }
+
+    /// `item`'s stems with their ids in `index`.
+    fn stems_of(&mut self, item: &Item, index: &mut SearchIndex) -> Vec<(u32, f32)> {
+        item.stems
+            .iter()
+            .map(|(earlier, frequency)| {
+                let slot = &mut self.ids[*earlier as usize];
+                if *slot == u32::MAX {
+                    *slot = index.intern(self.stems[*earlier as usize]);
+                }
+                (*slot, *frequency)
+            })
+            .collect()
+    }
 }
 
 const TITLE_WEIGHT: f64 = 5.0;
@@ -131,6 +191,18 @@ fn normalized(text: &str) -> String {
 impl SearchIndex {
     /// Indexes `site`; `base_url` makes each hit's `url`.
     pub fn build(site: &Site, base_url: &str) -> SearchIndex {
+        SearchIndex::build_reusing(site, base_url, None)
+    }
+
+    /// [`SearchIndex::build`], taking the stems of each page that is the same as in
+    /// `previous` (an index of another version, and the site it indexed) from there. The
+    /// result ranks exactly as a clean build does.
+    pub fn build_reusing(
+        site: &Site,
+        base_url: &str,
+        previous: Option<(&Site, &SearchIndex)>,
+    ) -> SearchIndex {
+        let mut earlier = previous.map(|(site, index)| Earlier::new(site, index));
         let stemmer = stemmer();
         let mut index = SearchIndex {
             items: Vec::new(),
@@ -184,23 +256,31 @@ impl SearchIndex {
             }
         }
         for (position, page) in site.pages.iter().enumerate() {
-            index.add(
-                &stemmer,
-                Item::new(
-                    Some(position),
-                    "page",
-                    &page.slug,
-                    &page.title,
-                    format!("company://pages/{}", page.slug),
-                    format!("{base_url}/{}", page.slug),
-                    format!("{} {}", page.summary, page.body_markdown),
-                ),
-                &[
-                    (&page.title, TITLE_WEIGHT),
-                    (&page.summary, SUMMARY_WEIGHT),
-                    (&page.body_markdown, BODY_WEIGHT),
-                ],
+            let item = Item::new(
+                Some(position),
+                "page",
+                &page.slug,
+                &page.title,
+                format!("company://pages/{}", page.slug),
+                format!("{base_url}/{}", page.slug),
+                String::new(),
             );
+            let reused = earlier.as_mut().and_then(|earlier| {
+                let before = earlier.unchanged(page)?;
+                Some((earlier.stems_of(before, &mut index), before.length))
+            });
+            match reused {
+                Some((stems, length)) => index.push(item, stems, length),
+                None => index.add(
+                    &stemmer,
+                    item,
+                    &[
+                        (&page.title, TITLE_WEIGHT),
+                        (&page.summary, SUMMARY_WEIGHT),
+                        (&page.body_markdown, BODY_WEIGHT),
+                    ],
+                ),
+            }
         }
         let company = &site.company;
         let text = contact_text(&company.contact);
@@ -229,55 +309,64 @@ impl SearchIndex {
         index.sorted_terms.sort_unstable();
         let total: f64 = index.items.iter().map(|item| item.length).sum();
         index.average_length = (total / index.items.len().max(1) as f64).max(1.0);
-        // Page text lives in the site model; only short texts are kept for snippets.
-        for item in &mut index.items {
-            if item.page.is_some() {
-                item.text = String::new();
-            }
-        }
         index
     }
 
-    fn add(&mut self, stemmer: &Stemmer, mut item: Item, fields: &[(&String, f64)]) {
-        let position = self.items.len();
-        let mut frequencies: HashMap<usize, f64> = HashMap::new();
+    /// The id of `stem`, added if new. Ids only place postings: no result depends on them.
+    fn intern(&mut self, stem: &str) -> u32 {
+        if let Some(term) = self.terms.get(stem) {
+            return *term;
+        }
+        let term = self.postings.len() as u32;
+        self.terms.insert(stem.to_string(), term);
+        self.postings.push(Vec::new());
+        term
+    }
+
+    /// Stems `fields` and adds the item.
+    fn add(&mut self, stemmer: &Stemmer, item: Item, fields: &[(&String, f64)]) {
+        let mut frequencies: HashMap<u32, f32> = HashMap::new();
+        let mut length = 0.0;
         for (text, weight) in fields {
             for_each_stem(stemmer, text, |stem| {
-                let term = match self.terms.get(stem) {
-                    Some(term) => *term,
-                    None => {
-                        let term = self.postings.len();
-                        self.terms.insert(stem.to_string(), term);
-                        self.postings.push(Vec::new());
-                        term
-                    }
-                };
-                *frequencies.entry(term).or_insert(0.0) += weight;
-                item.length += weight;
+                let term = self.intern(stem);
+                *frequencies.entry(term).or_insert(0.0) += *weight as f32;
+                length += weight;
             });
         }
-        for (term, frequency) in frequencies {
-            self.postings[term].push((position, frequency));
+        let mut stems: Vec<(u32, f32)> = frequencies.into_iter().collect();
+        stems.sort_unstable_by_key(|(term, _)| *term);
+        self.push(item, stems, length);
+    }
+
+    /// Adds an item whose stems are known.
+    fn push(&mut self, mut item: Item, stems: Vec<(u32, f32)>, length: f64) {
+        let position = self.items.len() as u32;
+        for (term, frequency) in &stems {
+            self.postings[*term as usize].push((position, *frequency));
         }
+        item.length = length;
+        item.stems = stems.into_boxed_slice();
         self.items.push(item);
     }
 
     /// BM25 of one stem's postings, added into `scores` (one slot per item), scaled by
     /// `factor`.
-    fn score_term(&self, term: usize, factor: f64, scores: &mut [f64]) {
-        let postings = &self.postings[term];
+    fn score_term(&self, term: u32, factor: f64, scores: &mut [f64]) {
+        let postings = &self.postings[term as usize];
         let n = self.items.len() as f64;
         let df = postings.len() as f64;
         let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
         for (item, frequency) in postings {
-            let length = self.items[*item].length / self.average_length;
+            let frequency = f64::from(*frequency);
+            let length = self.items[*item as usize].length / self.average_length;
             let tf = frequency * (K1 + 1.0) / (frequency + K1 * (1.0 - B + B * length));
-            scores[*item] += factor * idf * tf;
+            scores[*item as usize] += factor * idf * tf;
         }
     }
 
     /// The stems that start with `prefix`, from the sorted list.
-    fn stems_with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a str, usize)> {
+    fn stems_with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a str, u32)> {
         let first = self
             .sorted_terms
             .partition_point(|(stem, _)| stem.as_str() < prefix);
@@ -420,6 +509,7 @@ impl Item {
             url,
             text,
             length: 0.0,
+            stems: Box::default(),
         }
     }
 }

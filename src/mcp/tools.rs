@@ -437,6 +437,7 @@ pub fn list_pages(
     let matching: Vec<&Page> = site
         .pages
         .iter()
+        .map(|page| &**page)
         .filter(|page| division.is_none() || page.division.as_deref() == division)
         .collect();
     let (pages, next_cursor) = page(&matching, |p| p.slug.as_str(), paging)?;
@@ -609,6 +610,7 @@ fn some_of<'a>(ids: impl ExactSizeIterator<Item = &'a str>) -> String {
 pub fn find_page<'a>(site: &'a Site, slug: &str) -> Result<&'a Page, String> {
     site.pages
         .iter()
+        .map(|page| &**page)
         .find(|page| page.slug == slug)
         .ok_or_else(|| {
             format!(

@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 
 use super::{pages, JSON};
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
+use crate::content::Page;
 use crate::paths;
 
 const TEXT: &str = "text/plain; charset=utf-8";
@@ -50,7 +51,7 @@ fn llms_txt(input: &CompileInput<'_>) -> Artifact {
     if site.pages.len() <= LLMS_INLINE_PAGES {
         text.push_str(&format!(
             "\n## Pages\n\n{}",
-            pages::page_links(input, &site.pages)
+            pages::page_links(input, site.pages.iter().map(|page| &**page))
         ));
     } else {
         // Too many to read in one go: each division's pages are in its own llms.txt.
@@ -62,7 +63,12 @@ fn llms_txt(input: &CompileInput<'_>) -> Artifact {
                 base.join(&division_llms_path(&division.id))
             ));
         }
-        let loose: Vec<_> = site.pages.iter().filter(|p| p.division.is_none()).collect();
+        let loose: Vec<&Page> = site
+            .pages
+            .iter()
+            .map(|page| &**page)
+            .filter(|p| p.division.is_none())
+            .collect();
         if !loose.is_empty() {
             text.push_str(&format!(
                 "\n## Other pages\n\n{}",
@@ -112,9 +118,10 @@ fn division_llms_txts(input: &CompileInput<'_>) -> Vec<Artifact> {
                 site.company.name,
                 base.join(paths::LLMS_TXT),
             );
-            let pages: Vec<_> = site
+            let pages: Vec<&Page> = site
                 .pages
                 .iter()
+                .map(|page| &**page)
                 .filter(|p| p.division.as_deref() == Some(division.id.as_str()))
                 .collect();
             if !pages.is_empty() {

@@ -9,6 +9,7 @@
 use hyper::header::{HeaderValue, LINK};
 
 use super::JSON;
+use crate::compile::reuse::UnchangedPages;
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
 use crate::config::BaseUrl;
 use crate::listing::{self, DEFAULT_LIMIT};
@@ -36,15 +37,24 @@ pub fn api_company(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
     Ok(artifact)
 }
 
-pub fn api_pages(input: &CompileInput<'_>) -> Result<Vec<Artifact>, CompileError> {
+pub fn api_pages(
+    input: &CompileInput<'_>,
+    unchanged: Option<&UnchangedPages<'_>>,
+) -> Result<Vec<Artifact>, CompileError> {
     let base = &input.config.base_url;
     input
         .site
         .pages
         .iter()
         .map(|page| {
+            let path = paths::api_page(&page.slug);
+            if let Some(mut before) = unchanged.and_then(|u| u.artifacts(page, &[&path])) {
+                if let Some(artifact) = before.pop() {
+                    return Ok(artifact);
+                }
+            }
             Artifact::json(
-                paths::api_page(&page.slug),
+                path,
                 JSON,
                 CachePolicy::Content,
                 &listing::page_document(base, page),

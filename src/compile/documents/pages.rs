@@ -14,6 +14,7 @@ use pulldown_cmark::{html, Event, Options, Parser, Tag, TagEnd};
 use serde_json::{json, Value};
 
 use super::auth_md::MARKDOWN;
+use crate::compile::reuse::UnchangedPages;
 use crate::compile::templates::Templates;
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
 use crate::content::{Contact, Division, Page};
@@ -121,6 +122,34 @@ impl<'a> Renderer<'a> {
                 .with_markdown(markdown_path)
                 .with_header(LINK, links),
         )
+    }
+}
+
+/// A page as the index and division templates list it: every field but the text, which a
+/// list of 10,000 pages would otherwise copy into the template engine on every compile.
+#[derive(serde::Serialize)]
+struct Listed<'a> {
+    slug: &'a str,
+    title: &'a str,
+    summary: &'a str,
+    division: Option<&'a str>,
+    updated: Option<&'a str>,
+    contact: Option<&'a Contact>,
+}
+
+impl<'a> Listed<'a> {
+    fn all(pages: impl IntoIterator<Item = &'a Page>) -> Vec<Listed<'a>> {
+        pages
+            .into_iter()
+            .map(|page| Listed {
+                slug: &page.slug,
+                title: &page.title,
+                summary: &page.summary,
+                division: page.division.as_deref(),
+                updated: page.updated.as_deref(),
+                contact: page.contact.as_ref(),
+            })
+            .collect()
     }
 }
 
@@ -447,7 +476,7 @@ fn index(input: &CompileInput<'_>, renderer: &Renderer<'_>) -> Result<Vec<Artifa
         context! {
             json_ld => json_ld(input),
             divisions => &site.divisions,
-            pages => &site.pages,
+            pages => Listed::all(site.pages.iter().map(|page| &**page)),
         },
         &links,
     )?;
@@ -474,7 +503,10 @@ fn index(input: &CompileInput<'_>, renderer: &Renderer<'_>) -> Result<Vec<Artifa
     }
     md.push_str(&profile_markdown(company));
     md.push_str(&format!("\n## Divisions\n\n{}", division_links(input)));
-    md.push_str(&format!("\n## Pages\n\n{}", page_links(input, &site.pages)));
+    md.push_str(&format!(
+        "\n## Pages\n\n{}",
+        page_links(input, site.pages.iter().map(|page| &**page))
+    ));
     md.push_str(&format!(
         "\n## Contact\n\n{}",
         contact_lines(&company.contact)
@@ -498,6 +530,7 @@ fn division(
         .site
         .pages
         .iter()
+        .map(|page| &**page)
         .filter(|page| page.division.as_deref() == Some(division.id.as_str()))
         .collect();
     let path = paths::division(&division.id);
@@ -506,7 +539,7 @@ fn division(
         &path,
         &md_path,
         "division.html",
-        context! { division => division, division_pages => &pages },
+        context! { division => division, division_pages => Listed::all(pages.iter().copied()) },
         "",
     )?;
     let mut md = format!(
@@ -650,6 +683,7 @@ fn docs(
 pub fn all(
     input: &CompileInput<'_>,
     templates: &Templates,
+    unchanged: Option<&UnchangedPages<'_>>,
     openapi: &Value,
     auth_md: &str,
 ) -> Result<Vec<Artifact>, CompileError> {
@@ -659,8 +693,16 @@ pub fn all(
         artifacts.extend(division(input, &renderer, entry)?);
     }
     // Pages are independent: render them on every core (a site may have tens of thousands).
-    let pages: Vec<&Page> = input.site.pages.iter().collect();
-    for rendered in crate::parallel::map(pages, |entry| page(input, &renderer, entry)) {
+    let pages: Vec<&Page> = input.site.pages.iter().map(|page| &**page).collect();
+    let rendered = crate::parallel::map(pages, |entry| {
+        let path = paths::page(&entry.slug);
+        let md_path = format!("{path}.md");
+        match unchanged.and_then(|u| u.page(entry, &path, &md_path)) {
+            Some(before) => Ok(before),
+            None => page(input, &renderer, entry),
+        }
+    });
+    for rendered in rendered {
         artifacts.extend(rendered?);
     }
     artifacts.extend(docs(input, &renderer, openapi, auth_md)?);
