@@ -172,7 +172,6 @@ fn files_list(changed: &std::collections::BTreeSet<PathBuf>, targets: &[PathBuf]
 /// How many paths differ between two versions (added, removed or with other bytes).
 fn changed_artifacts(old: &ArtifactSet, new: &ArtifactSet) -> usize {
     let changed = new
-        .sorted()
         .iter()
         .filter(|artifact| {
             old.get(&artifact.path)
@@ -180,7 +179,6 @@ fn changed_artifacts(old: &ArtifactSet, new: &ArtifactSet) -> usize {
         })
         .count();
     let removed = old
-        .sorted()
         .iter()
         .filter(|artifact| new.get(&artifact.path).is_none())
         .count();

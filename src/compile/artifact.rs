@@ -328,6 +328,11 @@ impl ArtifactSet {
         all
     }
 
+    /// Every artifact, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Artifact>> {
+        self.by_path.values()
+    }
+
     pub fn len(&self) -> usize {
         self.by_path.len()
     }

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use artifact::{Artifact, ArtifactSet, CachePolicy, Encoding, Representation};
-pub use reuse::{PageContext, Previous};
+pub use reuse::{PageContext, Previous, SiteContext};
 
 use crate::auth::keys::PublicJwk;
 use crate::config::{Compression, SiteConfig};
@@ -74,6 +74,8 @@ pub fn compile(input: &CompileInput<'_>) -> Result<ArtifactSet, CompileError> {
 pub struct Rendered {
     /// The context the pages were rendered in, for the next compile to compare with.
     pub context: PageContext,
+    /// What every other document was made from, likewise.
+    pub site: SiteContext,
     /// Pages taken from the previous version instead of rendered.
     pub pages_reused: usize,
 }
@@ -85,30 +87,21 @@ pub fn compile_in_context(
     let started = std::time::Instant::now();
     let templates = templates::Templates::load(input.config.templates.as_deref())?;
     let context = PageContext::of(input, &templates);
+    let site = SiteContext::of(input, context);
     let unchanged = reuse::UnchangedPages::new(input.previous, context);
-    let openapi = documents::openapi::describe(input);
-    let auth_md = documents::auth_md::auth_md(input, &templates)?;
-    let auth_text = String::from_utf8_lossy(&auth_md.identity.body).into_owned();
-    let mut artifacts = vec![
-        documents::company::api_company(input)?,
-        documents::catalog::api_catalog(input)?,
-        documents::openapi::openapi(&openapi)?,
-    ];
+    let mut artifacts = match reuse::site_documents(input.previous, site) {
+        Some(kept) => kept,
+        None => site_documents(input, &templates)?
+            .into_iter()
+            .map(Arc::new)
+            .collect(),
+    };
     artifacts.extend(documents::company::api_pages(input, unchanged.as_ref())?);
-    artifacts.extend(documents::company::api_divisions(input)?);
-    artifacts.extend(documents::discovery::discovery(input)?);
-    artifacts.extend(documents::pages::all(
+    artifacts.extend(documents::pages::pages(
         input,
         &templates,
         unchanged.as_ref(),
-        &openapi,
-        &auth_text,
     )?);
-    artifacts.extend(documents::agents::all(input, &auth_md.identity.body)?);
-    let mut well_known_auth_md = auth_md.clone();
-    well_known_auth_md.path = paths::AUTH_MD_WELL_KNOWN.into();
-    artifacts.push(well_known_auth_md);
-    artifacts.push(auth_md);
     tracing::debug!(
         artifacts = artifacts.len(),
         ms = started.elapsed().as_millis() as u64,
@@ -125,26 +118,57 @@ pub fn compile_in_context(
     );
     let rendered = Rendered {
         context,
+        site,
         pages_reused: unchanged.as_ref().map_or(0, reuse::UnchangedPages::reused),
     };
-    Ok((ArtifactSet::new(finished), rendered))
+    Ok((ArtifactSet::from_shared(finished), rendered))
+}
+
+/// Every document that is not one content page's: listings, discovery, agent documents,
+/// `/docs` and `auth.md`.
+fn site_documents(
+    input: &CompileInput<'_>,
+    templates: &templates::Templates,
+) -> Result<Vec<Artifact>, CompileError> {
+    let openapi = documents::openapi::describe(input);
+    let auth_md = documents::auth_md::auth_md(input, templates)?;
+    let auth_text = String::from_utf8_lossy(&auth_md.identity.body).into_owned();
+    let mut artifacts = vec![
+        documents::company::api_company(input)?,
+        documents::catalog::api_catalog(input)?,
+        documents::openapi::openapi(&openapi)?,
+    ];
+    artifacts.extend(documents::company::api_divisions(input)?);
+    artifacts.extend(documents::discovery::discovery(input)?);
+    artifacts.extend(documents::pages::site_pages(
+        input, templates, &openapi, &auth_text,
+    )?);
+    artifacts.extend(documents::agents::all(input, &auth_md.identity.body)?);
+    let mut well_known_auth_md = auth_md.clone();
+    well_known_auth_md.path = paths::AUTH_MD_WELL_KNOWN.into();
+    artifacts.push(well_known_auth_md);
+    artifacts.push(auth_md);
+    Ok(artifacts)
 }
 
 /// Keeps `previous`'s variants where the bytes did not change; the rest wait for
 /// [`add_encodings`].
-fn reuse_encodings(artifacts: Vec<Artifact>, previous: Option<&ArtifactSet>) -> Vec<Artifact> {
+fn reuse_encodings(
+    artifacts: Vec<Arc<Artifact>>,
+    previous: Option<&ArtifactSet>,
+) -> Vec<Arc<Artifact>> {
     artifacts
         .into_iter()
         .map(|mut artifact| {
-            // A page taken from the previous version came with its variants.
+            // An artifact taken from the previous version came with its variants.
             if !artifact.encoded.is_empty() {
                 return artifact;
             }
             if let Some(before) = previous.and_then(|set| set.get(&artifact.path)) {
                 // Equal strong ETags (144 bits of SHA-256) mean equal bytes, and comparing
                 // them is much cheaper than comparing 100 MB of bodies.
-                if before.identity.etag == artifact.identity.etag {
-                    artifact.encoded = before.encoded.clone();
+                if before.identity.etag == artifact.identity.etag && !before.encoded.is_empty() {
+                    Arc::make_mut(&mut artifact).encoded = before.encoded.clone();
                 }
             }
             artifact
@@ -175,9 +199,16 @@ pub fn add_encodings(set: &ArtifactSet, limit: usize) -> Option<ArtifactSet> {
 
 /// Adds compressed variants to every artifact, reusing `previous`'s where the bytes did not
 /// change, on every core: a large site has tens of thousands of artifacts.
-fn with_encodings(artifacts: Vec<Artifact>, previous: Option<&ArtifactSet>) -> Vec<Artifact> {
+fn with_encodings(
+    artifacts: Vec<Arc<Artifact>>,
+    previous: Option<&ArtifactSet>,
+) -> Vec<Arc<Artifact>> {
     crate::parallel::map(artifacts, |artifact| {
+        if !artifact.encoded.is_empty() || !artifact.lacks_encodings() {
+            return artifact;
+        }
         let before = previous.and_then(|set| set.get(&artifact.path));
-        artifact.with_encodings(before.map(|a| a.as_ref()))
+        let artifact = Arc::unwrap_or_clone(artifact);
+        Arc::new(artifact.with_encodings(before.map(|a| a.as_ref())))
     })
 }

@@ -5,18 +5,22 @@
 //! company, the divisions, the base URL and the templates. When that context is the same as
 //! last time ([`PageContext`]) and the page is equal to the previous site's page of the same
 //! slug, its artifacts are taken from the previous set as they are, compressed variants
-//! included. Everything that lists pages (the index, division pages, the sitemap, llms.txt,
-//! `/api/company`) is small next to the pages and is always made again, so the result is
-//! exactly what a clean compile makes: `tests/incremental.rs` checks that over random edits.
+//! included. The other documents (listings, discovery, agent documents) never show a
+//! page's text: while the pages' titles, summaries and order and everything else they are
+//! made from are the same ([`SiteContext`]), they are all taken as they are too. Either way
+//! the result is exactly what a clean compile makes: `tests/incremental.rs` checks that
+//! over random edits.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
 use super::templates::Templates;
-use super::{Artifact, ArtifactSet, CompileInput};
+use super::{Artifact, ArtifactSet, CompileInput, Rendered};
 use crate::content::{Page, Site};
+use crate::paths;
 
 /// A digest of everything besides the page itself that a page's artifacts are made from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,13 +41,72 @@ impl PageContext {
     }
 }
 
+/// A digest of everything the documents besides the pages' own are made from: the page
+/// context, the configuration, the published keys, and every page but its text, in order.
+/// Listings, discovery and agent documents never show a page's text, so an edit of one
+/// page's text leaves this digest, and every one of them, as it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SiteContext([u8; 32]);
+
+impl SiteContext {
+    pub(super) fn of(input: &CompileInput<'_>, pages: PageContext) -> SiteContext {
+        let mut hasher = Sha256::new();
+        hasher.update(pages.0);
+        hasher.update(format!("{:?}", input.config).as_bytes());
+        hasher.update(serde_json::to_vec(input.jwks).unwrap_or_default());
+        for page in &input.site.pages {
+            let listed = (
+                &page.slug,
+                &page.title,
+                &page.summary,
+                &page.division,
+                &page.updated,
+                &page.contact,
+            );
+            hasher.update(serde_json::to_vec(&listed).unwrap_or_default());
+            hasher.update([0]);
+        }
+        SiteContext(hasher.finalize().into())
+    }
+}
+
 /// The version a compile replaces.
 #[derive(Clone, Copy)]
 pub struct Previous<'a> {
     pub artifacts: &'a ArtifactSet,
-    /// The site those artifacts were compiled from and the context their pages were
-    /// rendered in; `None` when they were read from a build.
-    pub compiled: Option<(&'a Site, PageContext)>,
+    /// The site those artifacts were compiled from and how; `None` when they were read
+    /// from a build.
+    pub compiled: Option<(&'a Site, Rendered)>,
+}
+
+/// Every artifact of `previous` that is not one page's own, if it was made from the site
+/// context `now`: then they are all exactly what compiling them again would make.
+pub(super) fn site_documents(
+    previous: Option<Previous<'_>>,
+    now: SiteContext,
+) -> Option<Vec<Arc<Artifact>>> {
+    let previous = previous?;
+    let (site, rendered) = previous.compiled?;
+    if rendered.site != now {
+        return None;
+    }
+    // The same context means the same slugs, so these are exactly the pages' paths.
+    let page_paths: HashSet<String> = site
+        .pages
+        .iter()
+        .flat_map(|page| {
+            let path = paths::page(&page.slug);
+            [format!("{path}.md"), path, paths::api_page(&page.slug)]
+        })
+        .collect();
+    Some(
+        previous
+            .artifacts
+            .iter()
+            .filter(|artifact| !page_paths.contains(&artifact.path))
+            .cloned()
+            .collect(),
+    )
 }
 
 /// The previous version's pages, by slug, when their context still holds.
@@ -58,8 +121,8 @@ impl<'a> UnchangedPages<'a> {
     /// `None` unless `previous` was compiled in the context `now`.
     pub(super) fn new(previous: Option<Previous<'a>>, now: PageContext) -> Option<Self> {
         let previous = previous?;
-        let (site, context) = previous.compiled?;
-        (context == now).then(|| UnchangedPages {
+        let (site, rendered) = previous.compiled?;
+        (rendered.context == now).then(|| UnchangedPages {
             artifacts: previous.artifacts,
             pages: site
                 .pages
@@ -71,7 +134,12 @@ impl<'a> UnchangedPages<'a> {
     }
 
     /// [`UnchangedPages::artifacts`] for a page's HTML and Markdown, counted.
-    pub(super) fn page(&self, page: &Page, html: &str, markdown: &str) -> Option<Vec<Artifact>> {
+    pub(super) fn page(
+        &self,
+        page: &Page,
+        html: &str,
+        markdown: &str,
+    ) -> Option<Vec<Arc<Artifact>>> {
         let artifacts = self.artifacts(page, &[html, markdown])?;
         self.reused.fetch_add(1, Ordering::Relaxed);
         Some(artifacts)
@@ -82,7 +150,7 @@ impl<'a> UnchangedPages<'a> {
     }
 
     /// The previous artifacts at `paths` if `page` is unchanged and had them all.
-    pub(super) fn artifacts(&self, page: &Page, paths: &[&str]) -> Option<Vec<Artifact>> {
+    pub(super) fn artifacts(&self, page: &Page, paths: &[&str]) -> Option<Vec<Arc<Artifact>>> {
         let before = self.pages.get(page.slug.as_str())?;
         // A page whose file was not read again is the very same value: no need to compare.
         if !std::ptr::eq(*before, page) && *before != page {
@@ -90,11 +158,7 @@ impl<'a> UnchangedPages<'a> {
         }
         paths
             .iter()
-            .map(|path| {
-                self.artifacts
-                    .get(path)
-                    .map(|artifact| (**artifact).clone())
-            })
+            .map(|path| self.artifacts.get(path).cloned())
             .collect()
     }
 }

@@ -6,6 +6,8 @@
 //! surfaces cannot disagree. Only the first page of `/api/company` is precompiled; a request
 //! with `?limit=` or `?cursor=` is answered by the server from the same model.
 
+use std::sync::Arc;
+
 use hyper::header::{HeaderValue, LINK};
 
 use super::JSON;
@@ -40,7 +42,7 @@ pub fn api_company(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
 pub fn api_pages(
     input: &CompileInput<'_>,
     unchanged: Option<&UnchangedPages<'_>>,
-) -> Result<Vec<Artifact>, CompileError> {
+) -> Result<Vec<Arc<Artifact>>, CompileError> {
     let base = &input.config.base_url;
     input
         .site
@@ -59,6 +61,7 @@ pub fn api_pages(
                 CachePolicy::Content,
                 &listing::page_document(base, page),
             )
+            .map(Arc::new)
             .map_err(|e| CompileError::new("/api/pages", e))
         })
         .collect()

@@ -8,6 +8,8 @@
 //!   `auth.md`, so it cannot drift from either;
 //! - `/style.css`.
 
+use std::sync::Arc;
+
 use hyper::header::{HeaderValue, LINK};
 use minijinja::context;
 use pulldown_cmark::{html, Event, Options, Parser, Tag, TagEnd};
@@ -679,11 +681,11 @@ fn docs(
     Ok(vec![html, markdown(paths::DOCS_MD.into(), md)])
 }
 
-/// Every HTML page, its Markdown twin, and the stylesheet.
-pub fn all(
+/// The HTML documents that are not a content page (the index, division pages, `/docs`),
+/// their Markdown twins, and the stylesheet.
+pub fn site_pages(
     input: &CompileInput<'_>,
     templates: &Templates,
-    unchanged: Option<&UnchangedPages<'_>>,
     openapi: &Value,
     auth_md: &str,
 ) -> Result<Vec<Artifact>, CompileError> {
@@ -692,6 +694,20 @@ pub fn all(
     for entry in &input.site.divisions {
         artifacts.extend(division(input, &renderer, entry)?);
     }
+    artifacts.extend(docs(input, &renderer, openapi, auth_md)?);
+    let css = templates.render("style.css", context! {})?;
+    artifacts.push(Artifact::new(paths::STYLE, CSS, CachePolicy::Content, css));
+    Ok(artifacts)
+}
+
+/// Every content page and its Markdown twin: taken from the previous version when
+/// unchanged, rendered otherwise.
+pub fn pages(
+    input: &CompileInput<'_>,
+    templates: &Templates,
+    unchanged: Option<&UnchangedPages<'_>>,
+) -> Result<Vec<Arc<Artifact>>, CompileError> {
+    let renderer = Renderer::new(input, templates);
     // Pages are independent: render them on every core (a site may have tens of thousands).
     let pages: Vec<&Page> = input.site.pages.iter().map(|page| &**page).collect();
     let rendered = crate::parallel::map(pages, |entry| {
@@ -699,15 +715,15 @@ pub fn all(
         let md_path = format!("{path}.md");
         match unchanged.and_then(|u| u.page(entry, &path, &md_path)) {
             Some(before) => Ok(before),
-            None => page(input, &renderer, entry),
+            None => {
+                page(input, &renderer, entry).map(|fresh| fresh.into_iter().map(Arc::new).collect())
+            }
         }
     });
+    let mut artifacts = Vec::with_capacity(input.site.pages.len() * 2);
     for rendered in rendered {
         artifacts.extend(rendered?);
     }
-    artifacts.extend(docs(input, &renderer, openapi, auth_md)?);
-    let css = templates.render("style.css", context! {})?;
-    artifacts.push(Artifact::new(paths::STYLE, CSS, CachePolicy::Content, css));
     Ok(artifacts)
 }
 
