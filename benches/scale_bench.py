@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -61,8 +62,18 @@ def serve_and_measure(content, work, edits):
     started = time.perf_counter()
     process = subprocess.Popen(
         [DOSSIER, "serve", "--addr", "127.0.0.1:0", "--content", content, "--state", state],
-        stdout=subprocess.PIPE, text=True, env=dict(os.environ, DOSSIER_LOG="warn"),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, DOSSIER_LOG="info"),
     )
+    compressed = threading.Event()
+
+    def watch_log():
+        # The server says when the background compression of a version is done.
+        for line in process.stderr:
+            if "compressed variants ready" in line:
+                compressed.set()
+
+    threading.Thread(target=watch_log, daemon=True).start()
     try:
         host, port = process.stdout.readline().strip().rsplit("/", 1)[-1].split(":")
         connection = http.client.HTTPConnection(host, int(port), timeout=30)
@@ -76,15 +87,13 @@ def serve_and_measure(content, work, edits):
                 time.sleep(0.005)
         start_s = time.perf_counter() - started
         _, company = get(connection, "/api/company")
-        # Memory once the background compression has finished: brotli is served then.
-        deadline = time.time() + 600
-        while time.time() < deadline:
-            response, _ = get(connection, "/api/company", {"Accept-Encoding": "br"})
-            if response.getheader("Content-Encoding") == "br":
-                break
-            time.sleep(0.2)
+        # Memory once the background compression has finished, and edits on an idle server.
+        if not compressed.wait(timeout=600):
+            raise SystemExit("the server never finished compressing")
         time.sleep(1)
         rss = rss_kib(process.pid)
+        # The server closed the idle connection meanwhile.
+        connection = http.client.HTTPConnection(host, int(port), timeout=30)
         latencies = edit_latencies(connection, content, edits)
         return start_s, rss, len(company), latencies
     finally:
@@ -113,6 +122,8 @@ def edit_latencies(connection, content, edits):
         while revision(connection) == before:
             if time.perf_counter() > deadline:
                 raise SystemExit(f"edit {edit} never went live")
+            # A tight loop would take a core from the server it measures.
+            time.sleep(0.002)
         latencies.append((time.perf_counter() - started) * 1000)
         _, page = get(connection, "/generated-00007.md")
         if marker.encode() not in page:

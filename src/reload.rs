@@ -240,6 +240,7 @@ pub fn compress_in_background(app: Arc<App>) {
     let spawned = std::thread::Builder::new()
         .name("dossier-compress".into())
         .spawn(move || {
+            lowest_priority();
             let started = Instant::now();
             loop {
                 if COMPRESSION_JOB.load(Ordering::SeqCst) != job {
@@ -268,6 +269,18 @@ pub fn compress_in_background(app: Arc<App>) {
         });
     if let Err(error) = spawned {
         tracing::warn!(%error, "cannot start compressing; responses stay uncompressed");
+    }
+}
+
+/// Lowers the calling thread, and the threads it starts, to the lowest CPU priority
+/// (nice 19): compressing 10,000 pages keeps every core busy for seconds, and requests and
+/// reloads must not wait behind it. On Linux the nice value belongs to each thread and new
+/// threads inherit it. Failing to lower it is harmless.
+fn lowest_priority() {
+    // SAFETY: setpriority only reads its arguments; `who = 0` names the calling thread.
+    let result = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) };
+    if result != 0 {
+        tracing::debug!("cannot lower the compression thread's priority");
     }
 }
 
