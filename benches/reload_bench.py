@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Edit-to-live latency: from the moment a content file is written until dossier serves the
-new version (its health revision changes; the new body is then checked), polled on a tight
-loop. Runs 50 edits on the sample content and on a generated tree
-of 10,000 pages, and prints p50/p99 for each.
+new version (its health revision changes; the new body is then checked), polled every 2 ms.
+Each edit changes a division, which every page shows, so every page is rendered again: the
+slow path of an incremental reload (benches/scale_bench.py measures the one-page edit).
+Runs 50 edits on the sample content and on a generated tree of 10,000 pages, and prints
+p50/p99 for each.
 
 Usage: python3 benches/reload_bench.py [--edits N] [--pages N]
 """

@@ -4,9 +4,9 @@
 //! into an error instead of silently dropped data) and the shape every output is built from:
 //! `/api/company`, the MCP tools and the pages all serialize from here, so they cannot disagree.
 
-use schemars::JsonSchema;
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::rules::{self, Problems};

@@ -3,10 +3,10 @@
 //! A site of 10,000 pages takes longer to read and parse than to render one edited page, so
 //! [`super::load_reusing`] notes which page of the [`Site`] each file became, with a
 //! [`FileStamp`] of the file, and takes the page from the previous site while the stamp is
-//! the same. The stamp is what `make` and git
-//! trust: size, modification and change times, inode and device. A file whose stamp is too
-//! recent is never trusted (git's "racily clean" rule): a second write in the same clock
-//! tick as the read could leave every field as it was.
+//! the same. The stamp is what `make` and git trust: size, modification and change times,
+//! inode and device. A file whose stamp is too recent is never trusted (git's "racily clean"
+//! rule): a second write in the same clock tick as the read could leave every field as it
+//! was.
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
