@@ -238,7 +238,13 @@ pub async fn run(
         let joined = tokio::task::spawn_blocking(move || {
             threads
                 .into_iter()
-                .map(|thread| thread.join().unwrap_or(Ok(())))
+                .map(|thread| {
+                    thread.join().unwrap_or_else(|_| {
+                        // Request handlers catch their own panics; this is a bug in the loop.
+                        tracing::error!("a worker thread's accept loop panicked");
+                        Ok(())
+                    })
+                })
                 .collect::<std::io::Result<Vec<()>>>()
         })
         .await
