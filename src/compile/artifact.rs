@@ -104,6 +104,9 @@ pub struct Artifact {
     pub identity: Representation,
     /// Only variants that are smaller than the identity bytes are kept.
     pub encoded: BTreeMap<Encoding, Representation>,
+    /// Whether compressing was tried: `encoded` is then all there will be, even if empty
+    /// (bytes no encoding makes smaller).
+    pub compression_tried: bool,
     /// Extra response headers, e.g. `Link`.
     pub headers: Vec<(HeaderName, HeaderValue)>,
     pub vary: HeaderValue,
@@ -176,6 +179,7 @@ impl Artifact {
             cache_control: cache.header(),
             identity: Representation::new(body),
             encoded: BTreeMap::new(),
+            compression_tried: false,
             headers: Vec::new(),
             vary: HeaderValue::from_static(VARY_ENCODING),
             markdown: None,
@@ -199,11 +203,14 @@ impl Artifact {
     /// part of a rebuild, and unchanged documents keep their ETags for free.
     pub fn with_encodings(mut self, previous: Option<&Artifact>) -> Self {
         self.encoded = match previous {
-            Some(previous) if previous.identity.body == self.identity.body => {
+            Some(previous)
+                if previous.compression_tried && previous.identity.body == self.identity.body =>
+            {
                 previous.encoded.clone()
             }
             _ => encode_all(&self.identity.body),
         };
+        self.compression_tried = true;
         self
     }
 
@@ -224,9 +231,9 @@ impl Artifact {
         self
     }
 
-    /// Whether compressing would probably give smaller variants than it has (none yet).
+    /// Whether compressing was not tried yet and could give smaller variants.
     pub fn lacks_encodings(&self) -> bool {
-        self.encoded.is_empty() && self.identity.body.len() >= MIN_COMPRESS_BYTES
+        !self.compression_tried && self.identity.body.len() >= MIN_COMPRESS_BYTES
     }
 
     pub fn representation(&self, encoding: Option<Encoding>) -> &Representation {

@@ -161,14 +161,16 @@ fn reuse_encodings(
         .into_iter()
         .map(|mut artifact| {
             // An artifact taken from the previous version came with its variants.
-            if !artifact.encoded.is_empty() {
+            if artifact.compression_tried {
                 return artifact;
             }
             if let Some(before) = previous.and_then(|set| set.get(&artifact.path)) {
                 // Equal strong ETags (144 bits of SHA-256) mean equal bytes, and comparing
                 // them is much cheaper than comparing 100 MB of bodies.
-                if before.identity.etag == artifact.identity.etag && !before.encoded.is_empty() {
-                    Arc::make_mut(&mut artifact).encoded = before.encoded.clone();
+                if before.compression_tried && before.identity.etag == artifact.identity.etag {
+                    let artifact = Arc::make_mut(&mut artifact);
+                    artifact.encoded = before.encoded.clone();
+                    artifact.compression_tried = true;
                 }
             }
             artifact
@@ -176,14 +178,13 @@ fn reuse_encodings(
         .collect()
 }
 
-/// `set` with compressed variants for up to `limit` of the artifacts that lack them (the
-/// first in path order), made on every core; `None` when none lacks them. Identity bytes and
+/// `set` with compressed variants for up to `limit` of the artifacts that lack them (any
+/// of them: each round takes what is still missing), made on every core; `None` when none lacks them. Identity bytes and
 /// ETags are untouched, so the set's revision is too. Called in rounds, so a newer version
 /// can take over between two of them and keep the variants made so far.
 pub fn add_encodings(set: &ArtifactSet, limit: usize) -> Option<ArtifactSet> {
     let lacking: Vec<Arc<Artifact>> = set
-        .sorted()
-        .into_iter()
+        .iter()
         .filter(|artifact| artifact.lacks_encodings())
         .take(limit)
         .cloned()
@@ -204,11 +205,52 @@ fn with_encodings(
     previous: Option<&ArtifactSet>,
 ) -> Vec<Arc<Artifact>> {
     crate::parallel::map(artifacts, |artifact| {
-        if !artifact.encoded.is_empty() || !artifact.lacks_encodings() {
+        if !artifact.lacks_encodings() {
             return artifact;
         }
         let before = previous.and_then(|set| set.get(&artifact.path));
         let artifact = Arc::unwrap_or_clone(artifact);
         Arc::new(artifact.with_encodings(before.map(|a| a.as_ref())))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Background compression runs in rounds until nothing lacks variants: a body that no
+    /// encoding makes smaller must count as done, or the rounds would never end.
+    #[test]
+    fn compression_rounds_end_even_for_bytes_that_do_not_shrink() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let noise: Vec<u8> = (0..4096)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        let text = "the same sentence again and again. ".repeat(40);
+        let set = ArtifactSet::new(vec![
+            Artifact::new(
+                "/noise",
+                "application/octet-stream",
+                CachePolicy::Content,
+                noise,
+            ),
+            Artifact::new("/text", "text/plain", CachePolicy::Content, text),
+        ]);
+        let mut rounds = 0;
+        let mut current = set.clone();
+        while let Some(next) = add_encodings(&current, 1) {
+            current = next;
+            rounds += 1;
+            assert!(rounds <= 2, "compression never finishes");
+        }
+        assert_eq!(rounds, 2);
+        assert!(current.get("/noise").unwrap().encoded.is_empty());
+        assert!(!current.get("/text").unwrap().encoded.is_empty());
+        assert_eq!(current.revision(), set.revision());
+    }
 }

@@ -356,6 +356,8 @@ pub fn read_build(dir: &Path) -> Result<(ArtifactSet, BaseUrl), OutputError> {
             content_type: header(&entry.content_type)?,
             cache_control: header(&entry.cache_control)?,
             identity,
+            // A build written without --precompress lists no variants: make them later.
+            compression_tried: !encoded.is_empty(),
             encoded,
             headers,
             vary: header(&entry.vary)?,
