@@ -45,6 +45,17 @@ def revision(connection):
     return json.loads(response.read())["content"]["revision"]
 
 
+def live_after(connection, before, started, limit_s, what):
+    """Milliseconds from `started` until the health revision is no longer `before`. The
+    revision changes in the same atomic swap as every body."""
+    while revision(connection) == before:
+        if time.perf_counter() > started + limit_s:
+            raise SystemExit(f"{what} never went live")
+        # A tight loop would take a core from the server it measures.
+        time.sleep(0.002)
+    return (time.perf_counter() - started) * 1000
+
+
 def division_text(connection):
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                        "params": {"name": "get_division", "arguments": {"division_id": "field-sensors"}}})
@@ -69,14 +80,7 @@ def measure(label, content, edits):
             started = time.perf_counter()
             with open(path, "wb") as f:
                 f.write(text)
-            deadline = started + 30
-            # The health revision changes in the same atomic swap as every body.
-            while revision(connection) == before:
-                if time.perf_counter() > deadline:
-                    raise SystemExit(f"{label}: edit {edit} never went live")
-                # A tight loop would take a core from the server it measures.
-                time.sleep(0.002)
-            latencies.append((time.perf_counter() - started) * 1000)
+            latencies.append(live_after(connection, before, started, 30, f"{label}: edit {edit}"))
             if marker.encode() not in division_text(connection):
                 raise SystemExit(f"{label}: edit {edit}: the new revision does not serve the edit")
     finally:

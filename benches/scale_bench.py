@@ -12,7 +12,6 @@ Usage: python3 benches/scale_bench.py [--sizes 1000,10000,50000] [--edits N]
 
 import argparse
 import http.client
-import json
 import os
 import shutil
 import statistics
@@ -27,6 +26,7 @@ DOSSIER = os.environ.get("DOSSIER_BIN") or os.path.join(ROOT, "target", "release
 RESULTS = os.path.join(ROOT, "benches", "results")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_content  # noqa: E402
+from reload_bench import live_after, revision  # noqa: E402
 
 
 def timed_build(content, work, precompress):
@@ -101,11 +101,6 @@ def serve_and_measure(content, work, edits):
         process.wait(timeout=30)
 
 
-def revision(connection):
-    _, body = get(connection, "/api/health")
-    return json.loads(body)["content"]["revision"]
-
-
 def edit_latencies(connection, content, edits):
     """Edits one generated page `edits` times; each time, how long until it is served."""
     path = os.path.join(content, "pages", "generated-00007.md")
@@ -118,13 +113,7 @@ def edit_latencies(connection, content, edits):
         started = time.perf_counter()
         with open(path, "w") as f:
             f.write(original.replace("# Station report 7", f"# Station report 7 {marker}"))
-        deadline = started + 60
-        while revision(connection) == before:
-            if time.perf_counter() > deadline:
-                raise SystemExit(f"edit {edit} never went live")
-            # A tight loop would take a core from the server it measures.
-            time.sleep(0.002)
-        latencies.append((time.perf_counter() - started) * 1000)
+        latencies.append(live_after(connection, before, started, 60, f"edit {edit}"))
         _, page = get(connection, "/generated-00007.md")
         if marker.encode() not in page:
             raise SystemExit(f"edit {edit}: the new revision does not serve the edit")
@@ -135,7 +124,7 @@ def edit_latencies(connection, content, edits):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,50000")
-    parser.add_argument("--edits", type=int, default=20)
+    parser.add_argument("--edits", type=int, default=30)
     args = parser.parse_args()
     if not os.path.exists(DOSSIER):
         raise SystemExit("build dossier first: cargo build --release")

@@ -74,18 +74,7 @@ async fn serving_a_build_gives_the_same_bytes_and_headers_as_serving_content() {
     ]);
     let client = HttpClient::default();
     // `serve` answers with identity bytes at once and compresses in the background.
-    common::eventually(60, "compressed variants are ready", || async {
-        let reply = client
-            .send(
-                Method::GET,
-                &from_content.url("/"),
-                &[("accept-encoding", "gzip")],
-                "",
-            )
-            .await;
-        (reply.headers.get("content-encoding").map(|v| v.as_bytes()) == Some(b"gzip")).then_some(())
-    })
-    .await;
+    gzip_once_compressed(&client, &from_content.url("/")).await;
     let artifacts = manifest["artifacts"].as_object().unwrap();
     assert!(artifacts.len() >= 9);
     for (path, entry) in artifacts {
@@ -853,6 +842,19 @@ async fn serving_a_build_picks_up_the_next_build() {
     assert!(mcp.contains("Public Sector & Utilities now works"));
 }
 
+/// The gzip answer for `url`, once the server has made it in the background (identity bytes
+/// are sent until then).
+async fn gzip_once_compressed(client: &HttpClient, url: &str) -> common::Reply {
+    common::eventually(60, "the gzip variant", || async {
+        let reply = client
+            .send(Method::GET, url, &[("accept-encoding", "gzip")], "")
+            .await;
+        (reply.headers.get("content-encoding").map(|v| v.as_bytes()) == Some(b"gzip"))
+            .then_some(reply)
+    })
+    .await
+}
+
 /// A plain build writes identity files only (usable at once; CDNs compress for themselves);
 /// `serve --from` it sends identity bytes at once and compressed ones once it has made them,
 /// each with its own ETag.
@@ -860,17 +862,7 @@ async fn serving_a_build_picks_up_the_next_build() {
 async fn a_plain_build_has_no_variants_and_serve_from_compresses_them() {
     let dir = tempfile::tempdir().unwrap();
     let (out, state) = (dir.path().join("build"), dir.path().join("state"));
-    let output = run_dossier(&[
-        "build",
-        "--content",
-        common::sample_content().to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--state",
-        state.to_str().unwrap(),
-        "--base-url",
-        BASE,
-    ]);
+    let output = common::run_plain_build(&common::sample_content(), &out, &state);
     assert!(output.status.success());
     let files = snapshot(&out);
     assert!(files.keys().any(|f| f == "api/company"));
@@ -900,19 +892,7 @@ async fn a_plain_build_has_no_variants_and_serve_from_compresses_them() {
         .await;
     assert_eq!(identity.status, StatusCode::OK);
     assert_eq!(identity.body, files["api/company"]);
-    let gzip = common::eventually(60, "gzip from serve --from", || async {
-        let reply = client
-            .send(
-                Method::GET,
-                &server.url("/api/company"),
-                &[("accept-encoding", "gzip")],
-                "",
-            )
-            .await;
-        (reply.headers.get("content-encoding").map(|v| v.as_bytes()) == Some(b"gzip"))
-            .then_some(reply)
-    })
-    .await;
+    let gzip = gzip_once_compressed(&client, &server.url("/api/company")).await;
     assert_ne!(gzip.header("etag"), identity.header("etag"));
     let mut decoded = Vec::new();
     std::io::Read::read_to_end(

@@ -503,6 +503,22 @@ pub fn run_build(
     state: &Path,
     origin: Option<&str>,
 ) -> std::process::Output {
+    // The tests compare every variant a build can hold.
+    build(content, out, state, origin, true)
+}
+
+/// Runs `dossier build` for [`BUILD_BASE`] without `--precompress`: identity files only.
+pub fn run_plain_build(content: &Path, out: &Path, state: &Path) -> std::process::Output {
+    build(content, out, state, None, false)
+}
+
+fn build(
+    content: &Path,
+    out: &Path,
+    state: &Path,
+    origin: Option<&str>,
+    precompress: bool,
+) -> std::process::Output {
     let mut args = vec![
         "build",
         "--content",
@@ -513,9 +529,10 @@ pub fn run_build(
         state.to_str().unwrap(),
         "--base-url",
         BUILD_BASE,
-        // The tests compare every variant a build can hold.
-        "--precompress",
     ];
+    if precompress {
+        args.push("--precompress");
+    }
     if let Some(origin) = origin {
         args.extend(["--origin-url", origin]);
     }
