@@ -23,6 +23,7 @@ use crate::serve::connection::{self, ConnectionLimits};
 use crate::serve::origin::OriginPolicy;
 use crate::serve::tls::{Tls, TlsFiles};
 use crate::serve::{self, App};
+use crate::spool::Spool;
 use crate::{key_watch, reload};
 
 #[derive(Debug, Parser)]
@@ -131,6 +132,9 @@ pub struct ServeArgs {
     /// Do not watch the content (or build) directory for changes.
     #[arg(long, env = "DOSSIER_NO_WATCH")]
     pub no_watch: bool,
+    /// Keep response bodies on the heap instead of in files under `<state>/spool`.
+    #[arg(long, env = "DOSSIER_NO_SPOOL")]
+    pub no_spool: bool,
     /// Serve Prometheus metrics at GET /metrics on this address (a listener of its own; off
     /// by default, so the numbers are never public by accident).
     #[arg(long, env = "DOSSIER_METRICS_ADDR")]
@@ -543,13 +547,22 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
     .with_workers(args.workers.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     }));
-    let app = match &tls {
+    let mut app = match &tls {
         Some(tls) => {
             tls.watch();
             app.with_tls(Arc::clone(tls))
         }
         None => app,
     };
+    if !args.no_spool {
+        match Spool::open(&args.state) {
+            Ok(spool) => app.live_state_mut().use_spool(spool),
+            Err(error) => tracing::warn!(
+                %error,
+                "cannot open the spool in the state directory; response bodies stay in memory"
+            ),
+        }
+    }
     let app = Arc::new(app);
     let metrics = match &args.metrics_addr {
         Some(addr) => match bind(addr).await {

@@ -23,3 +23,4 @@ pub(crate) mod paths;
 pub mod reload;
 pub(crate) mod schema;
 pub mod serve;
+pub mod spool;

@@ -23,6 +23,7 @@ use crate::config::SiteConfig;
 use crate::content::{self, ContentError, ContentErrors, PageFiles, Site};
 use crate::mcp::Catalog;
 use crate::paths;
+use crate::spool::Spool;
 
 /// Where the artifacts come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -438,6 +439,8 @@ pub struct LiveState {
     /// Versions swapped in by reloads, and edits refused (for `/metrics`).
     reloads: std::sync::atomic::AtomicU64,
     refused: std::sync::atomic::AtomicU64,
+    /// Where installed versions keep their bodies, if not on the heap.
+    spool: Option<Spool>,
 }
 
 impl LiveState {
@@ -449,6 +452,30 @@ impl LiveState {
             started_at,
             reloads: Default::default(),
             refused: Default::default(),
+            spool: None,
+        }
+    }
+
+    /// Keeps the bodies of this version and every later one in `spool`.
+    pub fn use_spool(&mut self, spool: Spool) {
+        let current = self.live.load_full();
+        let mut artifacts = current.artifacts.as_ref().clone();
+        spool.take_bodies(&mut artifacts);
+        self.replace_artifacts(&current, artifacts);
+        self.spool = Some(spool);
+    }
+
+    /// Moves `set`'s bodies into the spool, if there is one (see [`crate::spool`]).
+    pub fn spool_bodies(&self, set: &mut ArtifactSet) {
+        if let Some(spool) = &self.spool {
+            spool.take_bodies(set);
+        }
+    }
+
+    /// Lets the kernel take back spooled pages read since the last call.
+    pub fn release_resident(&self) {
+        if let Some(spool) = &self.spool {
+            spool.release_resident();
         }
     }
 
@@ -463,7 +490,8 @@ impl LiveState {
     }
 
     /// Swaps in a new version as one value; requests already running keep the old one.
-    pub fn install(&self, version: Version) {
+    pub fn install(&self, mut version: Version) {
+        self.spool_bodies(Arc::make_mut(&mut version.artifacts));
         let live = Live::new(&version, ContentStatus::Ok, &self.source, self.started_at);
         self.live.store(Arc::new(live));
         self.reloads
@@ -485,6 +513,12 @@ impl LiveState {
         if current.artifacts.revision() != revision || artifacts.revision() != revision {
             return false;
         }
+        self.replace_artifacts(&current, artifacts);
+        true
+    }
+
+    /// Swaps in `current` with other artifacts of the same revision.
+    fn replace_artifacts(&self, current: &Live, artifacts: ArtifactSet) {
         let version = Version {
             artifacts: Arc::new(artifacts),
             mcp: Arc::clone(&current.mcp),
@@ -497,7 +531,6 @@ impl LiveState {
             self.started_at,
         );
         self.live.store(Arc::new(live));
-        true
     }
 
     /// Keeps serving the current version and reports why the latest edit was not taken.

@@ -247,22 +247,29 @@ pub fn compress_in_background(app: Arc<App>) {
                     return;
                 }
                 let artifacts = Arc::clone(&app.live().artifacts);
-                let Some(compressed) = crate::compile::add_encodings(&artifacts, COMPRESSION_ROUND)
+                let Some(mut compressed) =
+                    crate::compile::add_encodings(&artifacts, COMPRESSION_ROUND)
                 else {
                     tracing::info!(
                         revision = artifacts.revision(),
                         compress_ms = started.elapsed().as_millis() as u64,
                         "compressed variants ready"
                     );
+                    drop(artifacts);
+                    release_free_memory();
                     return;
                 };
-                let _one_at_a_time = RELOADING
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner());
-                if !app
-                    .live_state()
-                    .install_encodings(artifacts.revision(), compressed)
-                {
+                app.live_state().spool_bodies(&mut compressed);
+                let installed = {
+                    let _one_at_a_time = RELOADING
+                        .lock()
+                        .unwrap_or_else(|poisoned| poisoned.into_inner());
+                    app.live_state()
+                        .install_encodings(artifacts.revision(), compressed)
+                };
+                // Compressing read every body of the round.
+                app.live_state().release_resident();
+                if !installed {
                     return;
                 }
             }
@@ -270,6 +277,14 @@ pub fn compress_in_background(app: Arc<App>) {
     if let Err(error) = spawned {
         tracing::warn!(%error, "cannot start compressing; responses stay uncompressed");
     }
+}
+
+/// Hands memory that compiling and compressing freed back to the system. The allocator
+/// (mimalloc, see `main.rs`) returns freed pages only when the thread that freed them
+/// allocates again, and the threads that compiled a version are idle once it is swapped in.
+fn release_free_memory() {
+    // SAFETY: mi_collect takes no pointers; `force` also purges what other threads freed.
+    unsafe { libmimalloc_sys::mi_collect(true) };
 }
 
 /// Lowers the calling thread, and the threads it starts, to the lowest CPU priority

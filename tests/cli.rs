@@ -902,3 +902,53 @@ async fn a_plain_build_has_no_variants_and_serve_from_compresses_them() {
     .unwrap();
     assert_eq!(decoded, identity.body);
 }
+
+/// Response bodies live in `<state>/spool` by default, in files with no names; a spool
+/// that cannot be made (here a file is in its way) leaves them in memory with one warning,
+/// as `--no-spool` does: all three serve the same bytes.
+#[tokio::test]
+async fn bodies_are_the_same_from_the_spool_and_from_memory() {
+    let client = HttpClient::default();
+    let spooled_dir = tempfile::tempdir().unwrap();
+    let blocked_dir = tempfile::tempdir().unwrap();
+    let memory_dir = tempfile::tempdir().unwrap();
+    fs::create_dir(blocked_dir.path().join("state")).unwrap();
+    fs::write(blocked_dir.path().join("state").join("spool"), "in the way").unwrap();
+    // One base URL, so the documents are the same bytes (each has its own keys: no JWKS).
+    let (spooled, _) = serve_logging(spooled_dir.path(), &["--base-url", BASE]);
+    let (blocked, blocked_log) = serve_logging(blocked_dir.path(), &["--base-url", BASE]);
+    let (memory, _) = serve_logging(memory_dir.path(), &["--base-url", BASE, "--no-spool"]);
+    for path in ["/", "/api/company", "/llms.txt", "/openapi.json"] {
+        let spooled_gzip = gzip_once_compressed(&client, &format!("{}{path}", spooled.url)).await;
+        for server in [&blocked, &memory] {
+            let gzip = gzip_once_compressed(&client, &format!("{}{path}", server.url)).await;
+            assert!(gzip.body == spooled_gzip.body, "{path}: gzip bodies differ");
+            let identity = |url: String| {
+                let client = &client;
+                async move {
+                    client
+                        .send(Method::GET, &url, &[("accept-encoding", "identity")], "")
+                        .await
+                }
+            };
+            let a = identity(format!("{}{path}", spooled.url)).await;
+            let b = identity(format!("{}{path}", server.url)).await;
+            assert_eq!(a.status, StatusCode::OK, "{path}");
+            assert!(a.body == b.body, "{path}: bodies differ");
+            assert_eq!(a.headers.get("etag"), b.headers.get("etag"), "{path}");
+        }
+    }
+    let spool = spooled_dir.path().join("state").join("spool");
+    assert!(spool.is_dir());
+    assert_eq!(
+        fs::read_dir(&spool).unwrap().count(),
+        0,
+        "a spool file kept its name"
+    );
+    assert!(!memory_dir.path().join("state").join("spool").exists());
+    blocked.stop();
+    let log = fs::read_to_string(&blocked_log).unwrap();
+    assert!(log.contains("cannot open the spool"), "{log}");
+    spooled.stop();
+    memory.stop();
+}

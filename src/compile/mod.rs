@@ -16,7 +16,9 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use artifact::{Artifact, ArtifactSet, CachePolicy, Encoding, Representation};
+pub use artifact::{
+    exact_bytes, Artifact, ArtifactSet, CachePolicy, Encoding, Representation, Variants,
+};
 pub use reuse::{PageContext, Previous, SiteContext};
 
 use crate::auth::keys::PublicJwk;

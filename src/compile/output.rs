@@ -15,7 +15,7 @@ use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue};
 use serde::{Deserialize, Serialize};
 
-use super::artifact::{strong_etag, Artifact, ArtifactSet, Encoding, Representation};
+use super::artifact::{strong_etag, Artifact, ArtifactSet, Encoding, Representation, Variants};
 use crate::config::BaseUrl;
 use crate::content::Site;
 
@@ -261,7 +261,7 @@ fn write_tree(
     for artifact in set.sorted() {
         let entry = &manifest.artifacts[&artifact.path];
         write_file(dir, &entry.file, &artifact.identity.body)?;
-        for (encoding, representation) in &artifact.encoded {
+        for (encoding, representation) in artifact.encoded.iter() {
             if let Some(encoded) = entry.encodings.get(encoding.token()) {
                 write_file(dir, &encoded.file, &representation.body)?;
             }
@@ -332,7 +332,7 @@ pub fn read_build(dir: &Path) -> Result<(ArtifactSet, BaseUrl), OutputError> {
             return Err(entry_error("path must start with /".into()));
         }
         let identity = read_representation(dir, &entry.file, &entry.etag).map_err(entry_error)?;
-        let mut encoded = BTreeMap::new();
+        let mut encoded = Variants::default();
         for (token, file) in &entry.encodings {
             let encoding = Encoding::from_token(token)
                 .ok_or_else(|| entry_error(format!("unknown encoding `{token}`")))?;

@@ -190,6 +190,11 @@ impl App {
         &self.live
     }
 
+    /// For settings made before serving starts (see [`LiveState::use_spool`]).
+    pub fn live_state_mut(&mut self) -> &mut LiveState {
+        &mut self.live
+    }
+
     /// The current version. Hold the guard for the whole request.
     pub fn live(&self) -> Guard<Arc<Live>> {
         self.live.current()

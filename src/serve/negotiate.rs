@@ -3,11 +3,9 @@
 //! `Accept` lists. Headers are parsed leniently (junk is ignored, never an error) and
 //! without allocating.
 
-use std::collections::BTreeMap;
-
 use hyper::header::HeaderValue;
 
-use crate::compile::{Encoding, Representation};
+use crate::compile::{Encoding, Variants};
 
 /// Quality values in thousandths, as RFC 9110 §12.4.2 allows three decimals.
 fn quality(parameters: &str) -> u16 {
@@ -115,7 +113,7 @@ pub(super) fn named_quality<'a>(
 /// and an encoding is used only if the client likes it at least as much as identity.
 pub(super) fn choose_encoding<'a>(
     accept_encoding: impl Iterator<Item = &'a HeaderValue>,
-    available: &BTreeMap<Encoding, Representation>,
+    available: &Variants,
 ) -> Option<Encoding> {
     if available.is_empty() {
         return None;
@@ -146,7 +144,7 @@ pub(super) fn choose_encoding<'a>(
     let identity_q = identity.or(wildcard.filter(|q| *q == 0)).unwrap_or(1);
     let mut best: Option<(Encoding, u16)> = None;
     for (index, encoding) in Encoding::ALL.into_iter().enumerate() {
-        if !available.contains_key(&encoding) {
+        if available.get(encoding).is_none() {
             continue;
         }
         let q = explicit[index].or(wildcard).unwrap_or(0);
@@ -208,6 +206,7 @@ fn opaque(tag: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compile::Representation;
     use bytes::Bytes;
 
     fn accept(header: &'static str) -> Vec<HeaderValue> {
@@ -245,16 +244,15 @@ mod tests {
         assert_eq!(named_quality(header.iter(), "application/json"), None);
     }
 
-    fn both() -> BTreeMap<Encoding, Representation> {
-        Encoding::ALL
-            .into_iter()
-            .map(|e| {
-                (
-                    e,
-                    Representation::new(Bytes::from_static(e.token().as_bytes())),
-                )
-            })
-            .collect()
+    fn both() -> Variants {
+        let mut variants = Variants::default();
+        for e in Encoding::ALL {
+            variants.insert(
+                e,
+                Representation::new(Bytes::from_static(e.token().as_bytes())),
+            );
+        }
+        variants
     }
 
     fn choose(header: &'static str) -> Option<Encoding> {
@@ -277,10 +275,8 @@ mod tests {
         assert_eq!(choose("GZIP;Q=1"), Some(Encoding::Gzip));
         assert_eq!(choose("x-gzip"), Some(Encoding::Gzip));
         assert_eq!(choose(",,;q=,br;q=abc"), None);
-        let only_gzip: BTreeMap<_, _> = both()
-            .into_iter()
-            .filter(|(e, _)| *e == Encoding::Gzip)
-            .collect();
+        let mut only_gzip = Variants::default();
+        only_gzip.insert(Encoding::Gzip, both().get(Encoding::Gzip).unwrap().clone());
         let value = HeaderValue::from_static("br, gzip;q=0.1");
         assert_eq!(
             choose_encoding(std::iter::once(&value), &only_gzip),

@@ -366,7 +366,7 @@ impl TestServer {
             None => auth,
         };
         let origins = OriginPolicy::new(&config.base_url, &[], true);
-        let app = configure(App::new(
+        let mut app = configure(App::new(
             config,
             auth,
             clock.clone() as Arc<dyn Clock>,
@@ -374,6 +374,9 @@ impl TestServer {
             version,
             origins,
         ));
+        // As `dossier serve` does: every test serves its bodies from the spool.
+        app.live_state_mut()
+            .use_spool(dossier::spool::Spool::open(state.path()).unwrap());
         let app = Arc::new(app);
         let (shutdown, signal) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(serve::run(listener, app.clone(), async move {

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use super::auth_md::MARKDOWN;
 use crate::compile::reuse::UnchangedPages;
 use crate::compile::templates::Templates;
-use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
+use crate::compile::{exact_bytes, Artifact, CachePolicy, CompileError, CompileInput};
 use crate::content::{Contact, Division, Page};
 use crate::paths;
 
@@ -119,11 +119,14 @@ impl<'a> Renderer<'a> {
         }
         let links =
             HeaderValue::from_str(&links).map_err(|e| CompileError::new("Link header", e))?;
-        Ok(
-            Artifact::new(path.to_string(), HTML, CachePolicy::Content, html)
-                .with_markdown(markdown_path)
-                .with_header(LINK, links),
+        Ok(Artifact::new(
+            path.to_string(),
+            HTML,
+            CachePolicy::Content,
+            exact_bytes(html),
         )
+        .with_markdown(markdown_path)
+        .with_header(LINK, links))
     }
 }
 
@@ -156,7 +159,7 @@ impl<'a> Listed<'a> {
 }
 
 fn markdown(path: String, text: String) -> Artifact {
-    Artifact::new(path, MARKDOWN, CachePolicy::Content, text).negotiated()
+    Artifact::new(path, MARKDOWN, CachePolicy::Content, exact_bytes(text)).negotiated()
 }
 
 /// `- [Division](BASE/divisions/<id>.md): summary` for every division.

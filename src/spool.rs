@@ -1,0 +1,411 @@
+//! The spool: response bodies kept in files under the state directory instead of on the
+//! heap.
+//!
+//! A large site's finished bodies outweigh its source several times over: every page as
+//! HTML, Markdown and JSON, and gzip and brotli of each, about 150 MB for 10,000 pages. On
+//! the heap all of it stays resident for the life of the process. In the spool each body is
+//! written once into a file that is mapped read-only, so the kernel's page cache holds the
+//! bodies being served and can drop the rest under memory pressure, as it does for the
+//! files nginx serves. A spooled body is still a `Bytes` (a view of the mapping), so
+//! serving it is the same reference-count clone as before.
+//!
+//! Files are segments of [`SEGMENT_BYTES`], filled in order and unlinked as soon as they
+//! are created: no other process can open one, so nothing can truncate a file under its
+//! mapping (which would kill the server with SIGBUS), and the kernel frees the space when
+//! the last body in a segment is dropped and the segment is unmapped and closed. An edit
+//! leaves the bodies it replaced dead inside their segment; once most of a full segment is
+//! dead, [`Spool::take_bodies`] copies its live bodies out so that it can go, which keeps
+//! disk use within about twice the live bodies.
+//!
+//! Anything that goes wrong (the directory is not writable, the disk is full) leaves the
+//! bodies on the heap, where they were: the spool saves memory, and never loses a body.
+
+use std::fs::{self, File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use bytes::Bytes;
+use memmap2::{Mmap, MmapOptions, UncheckedAdvice};
+
+use crate::compile::ArtifactSet;
+
+/// The size of one spool file. Large enough that a 10,000-page site needs only three, so
+/// finding a body's segment is a short scan, and small enough that an idle segment does not
+/// pin much disk.
+pub const SEGMENT_BYTES: usize = 64 << 20;
+
+/// Smaller bodies stay on the heap: the bookkeeping would weigh as much as they do.
+pub const MIN_SPOOLED_BYTES: usize = 256;
+
+/// The spool directory inside the state directory.
+pub const SPOOL_DIR: &str = "spool";
+
+/// Where finished bodies are kept; one per process.
+pub struct Spool {
+    dir: PathBuf,
+    segment_bytes: usize,
+    inner: Mutex<Segments>,
+    /// Set after the first failure, so a full disk is reported once, not per body.
+    failed: AtomicBool,
+}
+
+#[derive(Default)]
+struct Segments {
+    /// The segment being filled, and how far.
+    current: Option<(Arc<Segment>, usize)>,
+    /// Every segment some body may still be in: the current one and full ones.
+    all: Vec<Weak<Segment>>,
+    created: u64,
+}
+
+/// One mapped, unlinked spool file.
+struct Segment {
+    file: File,
+    map: Mmap,
+    /// Bytes of bodies written here that some `Bytes` still refers to.
+    live: AtomicUsize,
+    /// Bytes written here in all.
+    written: AtomicUsize,
+}
+
+impl Segment {
+    fn contains(&self, bytes: &[u8]) -> bool {
+        let start = self.map.as_ptr() as usize;
+        let at = bytes.as_ptr() as usize;
+        at >= start && at + bytes.len() <= start + self.map.len()
+    }
+
+    /// Whether most of this (full) segment is dead: its live bodies should move.
+    fn mostly_dead(&self) -> bool {
+        self.live.load(Ordering::Relaxed) * 2 < self.written.load(Ordering::Relaxed)
+    }
+}
+
+/// The owner behind a spooled `Bytes`: keeps its segment mapped, and counts itself out of
+/// the segment's live bytes when the last `Bytes` of it is dropped.
+struct SpooledBody {
+    segment: Arc<Segment>,
+    start: usize,
+    len: usize,
+}
+
+impl AsRef<[u8]> for SpooledBody {
+    fn as_ref(&self) -> &[u8] {
+        &self.segment.map[self.start..self.start + self.len]
+    }
+}
+
+impl Drop for SpooledBody {
+    fn drop(&mut self) {
+        // Release: the bytes are no longer read once the count shows them dead.
+        self.segment.live.fetch_sub(self.len, Ordering::Release);
+    }
+}
+
+impl Spool {
+    /// A spool in `<state>/spool`, created if missing. Files a crashed process left behind
+    /// (between creating one and unlinking it) are removed.
+    pub fn open(state: &Path) -> std::io::Result<Spool> {
+        Spool::with_segment_bytes(state, SEGMENT_BYTES)
+    }
+
+    /// [`Spool::open`] with segments of another size (tests use small ones).
+    pub fn with_segment_bytes(state: &Path, segment_bytes: usize) -> std::io::Result<Spool> {
+        let dir = state.join(SPOOL_DIR);
+        fs::create_dir_all(&dir)?;
+        for entry in fs::read_dir(&dir)?.flatten() {
+            if entry.file_name().to_string_lossy().starts_with("segment-") {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+        Ok(Spool {
+            dir,
+            segment_bytes: segment_bytes.max(MIN_SPOOLED_BYTES),
+            inner: Mutex::new(Segments::default()),
+            failed: AtomicBool::new(false),
+        })
+    }
+
+    /// Moves every body of `set` that is not spooled yet (or sits in a segment that is
+    /// mostly dead) into the spool. Bodies keep their bytes, so ETags and the revision
+    /// stay as they are.
+    pub fn take_bodies(&self, set: &mut ArtifactSet) {
+        let mut segments = self.lock();
+        segments.all.retain(|segment| segment.strong_count() > 0);
+        let settled: Vec<Arc<Segment>> = segments
+            .all
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|segment| {
+                let current = segments.current.as_ref().map(|(c, _)| c);
+                current.is_some_and(|c| Arc::ptr_eq(c, segment)) || !segment.mostly_dead()
+            })
+            .collect();
+        set.replace_bodies(|body| {
+            if body.len() < MIN_SPOOLED_BYTES || settled.iter().any(|s| s.contains(body)) {
+                return None;
+            }
+            self.write(&mut segments, body)
+        });
+    }
+
+    /// Lets the kernel take back the spool pages this process has read (compressing reads
+    /// every body once). They stay in the page cache; the next request for one maps it
+    /// again without reading the disk.
+    pub fn release_resident(&self) {
+        let segments = self.lock();
+        for segment in segments.all.iter().filter_map(Weak::upgrade) {
+            // SAFETY: the mapping is shared and read-only, backed by a file: dropping its
+            // pages loses nothing, and the next access reads the same bytes back.
+            let _ = unsafe { segment.map.unchecked_advise(UncheckedAdvice::DontNeed) };
+        }
+    }
+
+    /// How many segments some body is still in (for tests).
+    pub fn segments(&self) -> usize {
+        let segments = self.lock();
+        segments
+            .all
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|segment| segment.live.load(Ordering::Relaxed) > 0)
+            .count()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Segments> {
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// `body` copied into the spool, or `None` (it stays on the heap) on any failure.
+    fn write(&self, segments: &mut Segments, body: &[u8]) -> Option<Bytes> {
+        if self.failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        if let Some((segment, used)) = segments.current.as_mut() {
+            // Every body written here was dropped (a full rebuild replaced them all): write
+            // over them instead of growing the file. Nothing refers to those bytes any more.
+            if segment.live.load(Ordering::Acquire) == 0 {
+                *used = 0;
+                segment.written.store(0, Ordering::Relaxed);
+            }
+        }
+        let fits = segments
+            .current
+            .as_ref()
+            .is_some_and(|(segment, used)| used + body.len() <= segment.map.len());
+        if !fits {
+            match self.new_segment(segments, body.len().max(self.segment_bytes)) {
+                Ok(segment) => {
+                    segments.all.push(Arc::downgrade(&segment));
+                    segments.current = Some((segment, 0));
+                }
+                Err(error) => return self.fail(&error),
+            }
+        }
+        let (segment, used) = segments.current.as_mut()?;
+        let start = *used;
+        if let Err(error) = segment.file.write_all_at(body, start as u64) {
+            return self.fail(&error);
+        }
+        *used += body.len();
+        segment.written.fetch_add(body.len(), Ordering::Relaxed);
+        segment.live.fetch_add(body.len(), Ordering::Relaxed);
+        Some(Bytes::from_owner(SpooledBody {
+            segment: Arc::clone(segment),
+            start,
+            len: body.len(),
+        }))
+    }
+
+    fn new_segment(&self, segments: &mut Segments, len: usize) -> std::io::Result<Arc<Segment>> {
+        segments.created += 1;
+        let path = self.dir.join(format!(
+            "segment-{}-{}",
+            std::process::id(),
+            segments.created
+        ));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        // Unlinked at once: the open file and its mapping are all that is left of it.
+        fs::remove_file(&path)?;
+        file.set_len(len as u64)?;
+        // SAFETY: nobody else can open the file (it has no name), and this process only
+        // writes past the end of the bodies already handed out, so the mapped bytes of a
+        // body never change while it is referenced.
+        let map = unsafe { MmapOptions::new().len(len).map(&file)? };
+        Ok(Arc::new(Segment {
+            file,
+            map,
+            live: AtomicUsize::new(0),
+            written: AtomicUsize::new(0),
+        }))
+    }
+
+    fn fail(&self, error: &std::io::Error) -> Option<Bytes> {
+        if !self.failed.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                dir = %self.dir.display(),
+                %error,
+                "cannot write to the spool; response bodies stay in memory"
+            );
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::{Artifact, CachePolicy, Encoding};
+
+    fn artifact(path: &str, body: Vec<u8>) -> Artifact {
+        Artifact::new(path, "text/plain", CachePolicy::Content, body).with_encodings(None)
+    }
+
+    fn text(len: usize, seed: u8) -> Vec<u8> {
+        (0..len)
+            .map(|i| b'a' + ((i * 7 + seed as usize) % 26) as u8)
+            .collect()
+    }
+
+    fn bodies(set: &ArtifactSet) -> Vec<(String, Option<Encoding>, Bytes)> {
+        let mut all = Vec::new();
+        for artifact in set.sorted() {
+            all.push((artifact.path.clone(), None, artifact.identity.body.clone()));
+            for (encoding, variant) in artifact.encoded.iter() {
+                all.push((artifact.path.clone(), Some(encoding), variant.body.clone()));
+            }
+        }
+        all
+    }
+
+    fn on_heap(spool: &Spool, body: &Bytes) -> bool {
+        let segments = spool.lock();
+        !segments
+            .all
+            .iter()
+            .filter_map(Weak::upgrade)
+            .any(|segment| segment.contains(body))
+    }
+
+    #[test]
+    fn spooled_bodies_keep_their_bytes_and_leave_the_heap() {
+        let state = tempfile::tempdir().unwrap();
+        let state = state.path();
+        let spool = Spool::open(state).unwrap();
+        let mut set = ArtifactSet::new(vec![
+            artifact("/big", text(5000, 1)),
+            artifact("/medium", text(700, 2)),
+            artifact("/tiny", b"ok".to_vec()),
+        ]);
+        let before = bodies(&set);
+        let revision = set.revision().to_string();
+        spool.take_bodies(&mut set);
+        assert_eq!(bodies(&set), before);
+        assert_eq!(set.revision(), revision);
+        for (path, encoding, body) in bodies(&set) {
+            let expect_heap = body.len() < MIN_SPOOLED_BYTES;
+            assert_eq!(on_heap(&spool, &body), expect_heap, "{path} {encoding:?}");
+        }
+        // Spooling again finds them in place and moves nothing.
+        let spooled = bodies(&set);
+        spool.take_bodies(&mut set);
+        for ((_, _, a), (_, _, b)) in spooled.iter().zip(bodies(&set)) {
+            assert_eq!(a.as_ptr(), b.as_ptr());
+        }
+        // Segment files have no names: nothing else can open or truncate them.
+        assert_eq!(std::fs::read_dir(state.join(SPOOL_DIR)).unwrap().count(), 0);
+        assert_eq!(spool.segments(), 1);
+        drop(set);
+        drop(spooled);
+        assert_eq!(spool.segments(), 0, "a segment outlived its bodies");
+    }
+
+    #[test]
+    fn live_bodies_move_out_of_a_mostly_dead_segment() {
+        let state = tempfile::tempdir().unwrap();
+        let state = state.path();
+        let spool = Spool::with_segment_bytes(state, 4096).unwrap();
+        let kept = Artifact::new("/kept", "text/plain", CachePolicy::Content, text(1000, 3));
+        let edited = |seed| {
+            Artifact::new(
+                "/edited",
+                "text/plain",
+                CachePolicy::Content,
+                text(2500, seed),
+            )
+        };
+        let mut first = ArtifactSet::new(vec![kept.clone(), edited(4)]);
+        spool.take_bodies(&mut first);
+        // The edit's new body does not fit in the first segment: a second one starts.
+        let mut second = ArtifactSet::new(vec![
+            first.get("/kept").unwrap().as_ref().clone(),
+            edited(5),
+        ]);
+        spool.take_bodies(&mut second);
+        assert_eq!(spool.segments(), 2);
+        drop(first);
+        // 1,000 of the first segment's 3,500 bytes are live: the next pass moves them.
+        let copy = |set: &ArtifactSet| -> Vec<Vec<u8>> {
+            bodies(set)
+                .iter()
+                .map(|(_, _, body)| body.to_vec())
+                .collect()
+        };
+        let before = copy(&second);
+        spool.take_bodies(&mut second);
+        assert_eq!(copy(&second), before);
+        assert_eq!(spool.segments(), 1, "the mostly dead segment is still held");
+    }
+
+    #[test]
+    fn a_segment_whose_bodies_all_died_is_written_over() {
+        let state = tempfile::tempdir().unwrap();
+        let spool = Spool::open(state.path()).unwrap();
+        let mut first = ArtifactSet::new(vec![artifact("/a", text(3000, 8))]);
+        spool.take_bodies(&mut first);
+        let at = first.get("/a").unwrap().identity.body.as_ptr();
+        drop(first);
+        let mut second = ArtifactSet::new(vec![artifact("/b", text(3000, 9))]);
+        let expected = second.get("/b").unwrap().identity.body.clone();
+        spool.take_bodies(&mut second);
+        let body = &second.get("/b").unwrap().identity.body;
+        assert_eq!(body.as_ptr(), at);
+        assert_eq!(body, &expected);
+    }
+
+    #[test]
+    fn a_spool_that_cannot_write_leaves_bodies_on_the_heap() {
+        let state = tempfile::tempdir().unwrap();
+        let state = state.path();
+        let spool = Spool::open(state).unwrap();
+        std::fs::remove_dir_all(state.join(SPOOL_DIR)).unwrap();
+        let mut set = ArtifactSet::new(vec![artifact("/big", text(5000, 6))]);
+        let before = bodies(&set);
+        spool.take_bodies(&mut set);
+        assert_eq!(bodies(&set), before);
+        assert!(bodies(&set)
+            .iter()
+            .all(|(_, _, body)| on_heap(&spool, body)));
+        assert_eq!(spool.segments(), 0);
+    }
+
+    #[test]
+    fn release_resident_keeps_the_bytes() {
+        let state = tempfile::tempdir().unwrap();
+        let state = state.path();
+        let spool = Spool::open(state).unwrap();
+        let mut set = ArtifactSet::new(vec![artifact("/big", text(50_000, 7))]);
+        let before = bodies(&set);
+        spool.take_bodies(&mut set);
+        spool.release_resident();
+        assert_eq!(bodies(&set), before);
+    }
+}
