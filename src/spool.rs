@@ -223,18 +223,27 @@ impl Spool {
 
     fn new_segment(&self, segments: &mut Segments, len: usize) -> std::io::Result<Arc<Segment>> {
         segments.created += 1;
+        // Unique across processes too: instances sharing a state directory (with a Redis
+        // store) may have the same process id in different containers.
+        let mut nonce = [0u8; 8];
+        getrandom::fill(&mut nonce).map_err(std::io::Error::other)?;
         let path = self.dir.join(format!(
-            "segment-{}-{}",
+            "segment-{}-{}-{:016x}",
             std::process::id(),
-            segments.created
+            segments.created,
+            u64::from_le_bytes(nonce)
         ));
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
             .open(&path)?;
-        // Unlinked at once: the open file and its mapping are all that is left of it.
-        fs::remove_file(&path)?;
+        // Unlinked at once: the open file and its mapping are all that is left of it. (Another
+        // instance starting on the same directory may have removed it already.)
+        match fs::remove_file(&path) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => return Err(error),
+            _ => {}
+        }
         file.set_len(len as u64)?;
         // SAFETY: nobody else can open the file (it has no name), and this process only
         // writes past the end of the bodies already handed out, so the mapped bytes of a
