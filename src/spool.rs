@@ -245,9 +245,10 @@ impl Spool {
             _ => {}
         }
         file.set_len(len as u64)?;
-        // SAFETY: nobody else can open the file (it has no name), and this process only
-        // writes past the end of the bodies already handed out, so the mapped bytes of a
-        // body never change while it is referenced.
+        // SAFETY: nobody else can open the file (it has no name), and this process writes
+        // only where no referenced body lies (past the last one, or over a segment whose
+        // bodies were all dropped), so the mapped bytes of a body never change while it is
+        // referenced.
         let map = unsafe { MmapOptions::new().len(len).map(&file)? };
         Ok(Arc::new(Segment {
             file,
