@@ -159,9 +159,9 @@ const MIN_COMPRESS_BYTES: usize = 256;
 /// 1,000 pages (perf). At quality 6, with a window of at least 128 KiB (which selects the
 /// finder sized for it), the table is 2 MB: that build went from 2.4 s to under 1.5 s,
 /// `serve` compresses 10,000 pages in 4 s, and the brotli files came out 0.2% smaller
-/// than at quality 9. Brotli 11 is about 2.5
-/// times slower again for 10% less; below quality 4 brotli is no smaller than gzip. Above
-/// this size compression time would dominate a content reload, so faster settings are used.
+/// than at quality 9. Brotli 11 is about 2.5 times slower again for 10% less; below
+/// quality 4 brotli is no smaller than gzip. Above this size compression time would
+/// dominate a content reload, so faster settings are used.
 const BEST_MAX_BYTES: usize = 64 * 1024;
 /// Above this size the fastest settings are used, and both encodings run in parallel.
 const LARGE_MIN_BYTES: usize = 1024 * 1024;
