@@ -36,7 +36,8 @@ fn run(task: impl std::future::Future<Output = ExitCode>) -> ExitCode {
 /// arenas of their own and keeps what is freed in each: after compiling 10,000 pages on
 /// every core, a server with 70 MB of live heap stayed at 150 to 200 MB resident, even after
 /// `malloc_trim`; limiting the arenas brought that down but slowed every reload by a quarter.
-/// With mimalloc (and [`dossier::reload`] handing freed memory back after each reload) the
-/// same server is resident in about 110 MB and a one-page reload is faster.
+/// With mimalloc (and [`dossier::reload`] handing freed memory back once the background
+/// compression after a reload is done) the same server is resident in about 110 MB, and a
+/// one-page reload is faster.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

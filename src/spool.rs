@@ -134,13 +134,16 @@ impl Spool {
     pub fn take_bodies(&self, set: &mut ArtifactSet) {
         let mut segments = self.lock();
         segments.all.retain(|segment| segment.strong_count() > 0);
+        let current = segments
+            .current
+            .as_ref()
+            .map(|(segment, _)| Arc::clone(segment));
         let settled: Vec<Arc<Segment>> = segments
             .all
             .iter()
             .filter_map(Weak::upgrade)
             .filter(|segment| {
-                let current = segments.current.as_ref().map(|(c, _)| c);
-                current.is_some_and(|c| Arc::ptr_eq(c, segment)) || !segment.mostly_dead()
+                current.as_ref().is_some_and(|c| Arc::ptr_eq(c, segment)) || !segment.mostly_dead()
             })
             .collect();
         set.replace_bodies(|body| {
