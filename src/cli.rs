@@ -193,8 +193,8 @@ pub struct ServeArgs {
     /// files are reloaded when they change.
     #[arg(long, env = "DOSSIER_TLS_CERT", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
-    /// Threads that accept and answer connections, each keeping its own connections (default:
-    /// one per CPU core).
+    /// Threads that answer connections: each new connection goes to the one with the fewest
+    /// open and stays there (default: one per CPU core).
     #[arg(long, env = "DOSSIER_WORKERS")]
     pub workers: Option<usize>,
     /// The PEM private key of --tls-cert.

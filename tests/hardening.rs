@@ -244,7 +244,7 @@ async fn connect_from(local: &str, server: &str) -> TcpStream {
         .unwrap()
 }
 
-/// Four worker threads accept on the same socket; the caps count across all of them.
+/// Four serving threads share the connections; the caps count across all of them.
 #[tokio::test]
 async fn one_address_cannot_hold_every_connection() {
     let server = start_configured(|app| {
@@ -325,6 +325,7 @@ async fn a_panicking_handler_costs_one_request_not_the_server() {
         connection::ConnectionGate::new(ConnectionLimits::default()),
         TrustedProxies::default(),
         None,
+        Vec::new(),
         async move {
             let _ = stopped.await;
         },
@@ -353,6 +354,84 @@ async fn a_panicking_handler_costs_one_request_not_the_server() {
     }
     let _ = stop.send(());
     server.await.unwrap().unwrap();
+}
+
+/// One client that opens all its connections at once gets them spread over every serving
+/// thread, not all on the thread that happened to wake first.
+#[tokio::test]
+async fn connections_are_shared_out_evenly_between_threads() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    // The answer names the thread that served it.
+    let handler = |_peer, _request: hyper::Request<hyper::body::Incoming>| async move {
+        let name = std::thread::current().name().unwrap_or("?").to_string();
+        Response::new(dossier::serve::reply::Body::new(bytes::Bytes::from(name)))
+    };
+    let mut handoffs = Vec::new();
+    let mut threads = Vec::new();
+    for index in 1..3 {
+        let (handoff, inbox) = connection::hand_off();
+        handoffs.push(handoff);
+        threads.push(
+            std::thread::Builder::new()
+                .name(format!("serving-{index}"))
+                .spawn(move || {
+                    tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .unwrap()
+                        .block_on(connection::serve_handed_off(inbox, None, handler));
+                })
+                .unwrap(),
+        );
+    }
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let accepting = std::thread::Builder::new()
+        .name("serving-0".to_string())
+        .spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(connection::serve_connections(
+                    listener,
+                    connection::ConnectionGate::new(ConnectionLimits::default()),
+                    TrustedProxies::default(),
+                    None,
+                    handoffs,
+                    async move {
+                        let _ = stopped.await;
+                    },
+                    handler,
+                ))
+        })
+        .unwrap();
+
+    let mut open = Vec::new();
+    let mut served_by = std::collections::BTreeMap::<String, usize>::new();
+    for _ in 0..9 {
+        let mut stream = TcpStream::connect(&addr).await.unwrap();
+        let request = format!("GET / HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let answer = read_answer(&mut stream, Duration::from_millis(500)).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        let thread = answer.rsplit("\r\n").next().unwrap().to_string();
+        *served_by.entry(thread).or_default() += 1;
+        open.push(stream);
+    }
+    let expected: std::collections::BTreeMap<String, usize> = (0..3)
+        .map(|index| (format!("serving-{index}"), 3))
+        .collect();
+    assert_eq!(served_by, expected);
+
+    // Shutting down the accepting side ends the other threads too, once their
+    // connections close.
+    drop(open);
+    let _ = stop.send(());
+    accepting.join().unwrap().unwrap();
+    for thread in threads {
+        thread.join().unwrap();
+    }
 }
 
 #[tokio::test]

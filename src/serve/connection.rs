@@ -304,58 +304,110 @@ async fn sniff(stream: &TcpStream) -> Option<Protocol> {
     }
 }
 
-/// Accepts connections on `listener` and answers each request with `handler`, until
-/// `shutdown` completes; then lets open requests finish (for at most 10 s). With `tls`,
-/// every connection must complete a TLS handshake within [`HEADER_READ_TIMEOUT`] first.
-pub async fn serve_connections<H, F>(
-    listener: TcpListener,
-    gate: ConnectionGate,
-    proxies: TrustedProxies,
+/// A connection accepted and admitted, on its way to the thread that will serve it.
+struct Accepted {
+    stream: std::net::TcpStream,
+    peer: SocketAddr,
+    permit: Permit,
+    load: Load,
+}
+
+/// One serving thread's count of open connections, for choosing who gets the next one.
+#[derive(Clone, Default)]
+struct Lane(Arc<AtomicUsize>);
+
+/// One connection on a [`Lane`]; gives its place back when the connection ends.
+struct Load(Lane);
+
+impl Lane {
+    fn take(&self) -> Load {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        Load(self.clone())
+    }
+
+    fn open(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        self.0 .0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The accepting thread's end of a [`hand_off`] pair: connections go in here.
+pub struct Handoff {
+    lane: Lane,
+    sender: tokio::sync::mpsc::UnboundedSender<Accepted>,
+}
+
+/// A serving thread's end of a [`hand_off`] pair: see [`serve_handed_off`].
+pub struct Inbox {
+    receiver: tokio::sync::mpsc::UnboundedReceiver<Accepted>,
+}
+
+/// A channel that carries accepted connections from the accepting thread to another
+/// serving thread, with that thread's count of open connections. (It needs no bound of
+/// its own: only admitted connections enter it, and those are capped.)
+pub fn hand_off() -> (Handoff, Inbox) {
+    let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+    (
+        Handoff {
+            lane: Lane::default(),
+            sender,
+        },
+        Inbox { receiver },
+    )
+}
+
+/// Serves the connections of one thread: every connection is a task of the runtime it
+/// was started on, with the same protocols and limits, and shutdown waits for all of them.
+struct Connections<H> {
+    protocols: Protocols,
+    graceful: hyper_util::server::graceful::GracefulShutdown,
     tls: Option<Arc<Tls>>,
-    shutdown: impl Future<Output = ()>,
     handler: H,
-) -> std::io::Result<()>
+}
+
+impl<H, F> Connections<H>
 where
     H: Fn(SocketAddr, Request<Incoming>) -> F + Clone + Send + Sync + 'static,
     F: Future<Output = Response<Body>> + Send + 'static,
 {
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let gate = gate.0;
-    let protocols = Protocols::new();
-    tokio::pin!(shutdown);
-    loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => {
-                    // Only reachable if the descriptor limit is below the total cap; wait for
-                    // connections to close instead of spinning.
-                    tracing::warn!(%error, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let counted_as = (!proxies.trusts(peer.ip())).then(|| group(peer.ip()));
-        let permit = match gate.admit(counted_as) {
-            Ok(permit) => permit,
-            Err(refusal) => {
-                refuse(stream, peer, refusal);
-                continue;
+    fn new(tls: Option<Arc<Tls>>, handler: H) -> Self {
+        Connections {
+            protocols: Protocols::new(),
+            graceful: hyper_util::server::graceful::GracefulShutdown::new(),
+            tls,
+            handler,
+        }
+    }
+
+    fn spawn(&self, accepted: Accepted) {
+        let Accepted {
+            stream,
+            peer,
+            permit,
+            load,
+        } = accepted;
+        let stream = match TcpStream::from_std(stream) {
+            Ok(stream) => stream,
+            Err(error) => {
+                tracing::warn!(%peer, %error, "cannot register a connection with this thread");
+                return;
             }
         };
-        let _ = stream.set_nodelay(true);
-        let handler = handler.clone();
+        let handler = self.handler.clone();
         let service = service_fn(move |request| {
             let answer = CatchPanic {
                 inner: Box::pin(handler(peer, request)),
             };
             async move { Ok::<_, Infallible>(answer.await) }
         });
-        let watcher = graceful.watcher();
-        let protocols = protocols.clone();
-        let tls = tls.as_ref().map(|tls| tls.acceptor().clone());
+        let watcher = self.graceful.watcher();
+        let protocols = self.protocols.clone();
+        let tls = self.tls.as_ref().map(|tls| tls.acceptor().clone());
         tokio::spawn(async move {
             match tls {
                 None => {
@@ -390,17 +442,133 @@ where
                         .await;
                 }
             }
-            drop(permit);
+            drop((permit, load));
         });
     }
-    drop(listener);
-    tokio::select! {
-        () = graceful.shutdown() => {}
-        () = tokio::time::sleep(Duration::from_secs(10)) => {
-            tracing::warn!("open connections did not finish within 10 s; closing");
+
+    /// Lets open requests finish, for at most 10 s.
+    async fn finish(self) {
+        tokio::select! {
+            () = self.graceful.shutdown() => {}
+            () = tokio::time::sleep(Duration::from_secs(10)) => {
+                tracing::warn!("open connections did not finish within 10 s; closing");
+            }
         }
     }
+}
+
+/// Accepts connections on `listener` and answers each request with `handler`, until
+/// `shutdown` completes; then lets open requests finish (for at most 10 s). With `tls`,
+/// every connection must complete a TLS handshake within [`HEADER_READ_TIMEOUT`] first.
+///
+/// The connections are shared out between this thread and the threads behind `others`
+/// ([`serve_handed_off`]): each new one goes to the thread with the fewest open, so that
+/// every thread (every core) gets its share of the clients.
+///
+/// One thread accepts, instead of every thread accepting on the same socket: with a shared
+/// socket, whichever thread wakes first takes the connection, and a client that opens all
+/// its connections at once could land them all on one thread while the others idle.
+pub async fn serve_connections<H, F>(
+    listener: TcpListener,
+    gate: ConnectionGate,
+    proxies: TrustedProxies,
+    tls: Option<Arc<Tls>>,
+    mut others: Vec<Handoff>,
+    shutdown: impl Future<Output = ()>,
+    handler: H,
+) -> std::io::Result<()>
+where
+    H: Fn(SocketAddr, Request<Incoming>) -> F + Clone + Send + Sync + 'static,
+    F: Future<Output = Response<Body>> + Send + 'static,
+{
+    let gate = gate.0;
+    let here = Lane::default();
+    let connections = Connections::new(tls, handler);
+    let mut next = 0usize;
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Only reachable if the descriptor limit is below the total cap; wait for
+                    // connections to close instead of spinning.
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let counted_as = (!proxies.trusts(peer.ip())).then(|| group(peer.ip()));
+        let permit = match gate.admit(counted_as) {
+            Ok(permit) => permit,
+            Err(refusal) => {
+                refuse(stream, peer, refusal);
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let stream = match stream.into_std() {
+            Ok(stream) => stream,
+            Err(error) => {
+                tracing::warn!(%peer, %error, "cannot take an accepted connection");
+                continue;
+            }
+        };
+        // The least loaded thread; ties go round in turn, so equal threads fill evenly.
+        next = next.wrapping_add(1);
+        let lanes = others.len() + 1;
+        let chosen = (0..lanes)
+            .map(|offset| (next + offset) % lanes)
+            .min_by_key(|&lane| match lane {
+                0 => here.open(),
+                other => others[other - 1].lane.open(),
+            })
+            .unwrap_or(0);
+        let accepted = Accepted {
+            stream,
+            peer,
+            permit,
+            load: match chosen {
+                0 => here.take(),
+                other => others[other - 1].lane.take(),
+            },
+        };
+        match chosen {
+            0 => connections.spawn(accepted),
+            other => {
+                if let Err(returned) = others[other - 1].sender.send(accepted) {
+                    // That thread has stopped (it only does at shutdown, or by a bug):
+                    // serve the connection here and stop handing it any.
+                    tracing::error!("a serving thread stopped; its share is served here");
+                    others.remove(other - 1);
+                    let mut accepted = returned.0;
+                    accepted.load = here.take();
+                    connections.spawn(accepted);
+                }
+            }
+        }
+    }
+    drop(listener);
+    // Closing the hand-offs tells the other threads to finish too.
+    drop(others);
+    connections.finish().await;
     Ok(())
+}
+
+/// Serves the connections that arrive in `inbox` from [`serve_connections`] on another
+/// thread, until that side shuts down; then lets open requests finish (for at most 10 s).
+pub async fn serve_handed_off<H, F>(mut inbox: Inbox, tls: Option<Arc<Tls>>, handler: H)
+where
+    H: Fn(SocketAddr, Request<Incoming>) -> F + Clone + Send + Sync + 'static,
+    F: Future<Output = Response<Body>> + Send + 'static,
+{
+    let connections = Connections::new(tls, handler);
+    while let Some(accepted) = inbox.receiver.recv().await {
+        connections.spawn(accepted);
+    }
+    connections.finish().await;
 }
 
 /// Raises the soft limit on open files to the hard limit and returns it, so the connection

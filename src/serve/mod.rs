@@ -203,96 +203,86 @@ impl App {
 
 /// Serves `app` on `listener` until `shutdown` completes, then lets open requests finish.
 ///
-/// One accept loop runs on the calling task, and one more on a thread of its own for each
-/// further worker (`with_workers`), each thread with a single-threaded runtime: a
-/// connection lives on the thread that accepted it, as in nginx's worker processes, so
-/// answering a request never wakes another thread. All of them accept on the same socket
-/// and count against the same connection caps.
+/// The calling task accepts every connection and hands each to the serving thread with the
+/// fewest open: itself, or one of the further workers (`with_workers`), each a thread with
+/// a single-threaded runtime. A connection lives on the thread it was handed to, as in
+/// nginx's worker processes, so answering a request never wakes another thread.
 pub async fn run(
     listener: TcpListener,
     app: Arc<App>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let gate = connection::ConnectionGate::new(app.connections);
-    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let mut handoffs = Vec::new();
     let mut threads = Vec::new();
-    if app.workers > 1 {
-        let shared = listener.into_std()?;
-        for worker in 1..app.workers {
-            let listener = shared.try_clone()?;
-            let (app, gate, mut stopped) = (Arc::clone(&app), gate.clone(), stopped.clone());
-            let thread = std::thread::Builder::new()
-                .name(format!("dossier-http-{worker}"))
-                .spawn(move || -> std::io::Result<()> {
-                    let runtime = tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()?;
-                    runtime.block_on(async move {
-                        let listener = TcpListener::from_std(listener)?;
-                        let stop = async move {
-                            let _ = stopped.wait_for(|stop| *stop).await;
-                        };
-                        accept_loop(listener, app, gate, stop).await
-                    })
-                })?;
-            threads.push(thread);
-        }
-        let listener = TcpListener::from_std(shared)?;
-        let served = accept_loop(listener, app, gate, shutdown).await;
-        let _ = stop.send(true);
-        let joined = tokio::task::spawn_blocking(move || {
-            threads
-                .into_iter()
-                .map(|thread| {
-                    thread.join().unwrap_or_else(|_| {
-                        // Request handlers catch their own panics; this is a bug in the loop.
-                        tracing::error!("a worker thread's accept loop panicked");
-                        Ok(())
-                    })
-                })
-                .collect::<std::io::Result<Vec<()>>>()
-        })
-        .await
-        .unwrap_or(Ok(Vec::new()));
-        served.and(joined.map(|_| ()))
-    } else {
-        drop(stopped);
-        accept_loop(listener, app, gate, shutdown).await
+    for worker in 1..app.workers {
+        let (handoff, inbox) = connection::hand_off();
+        let app = Arc::clone(&app);
+        let thread = std::thread::Builder::new()
+            .name(format!("dossier-http-{worker}"))
+            .spawn(move || -> std::io::Result<()> {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()?;
+                let tls = app.tls.clone();
+                runtime.block_on(connection::serve_handed_off(
+                    inbox,
+                    tls,
+                    move |peer, request| answer(Arc::clone(&app), peer, request),
+                ));
+                Ok(())
+            })?;
+        handoffs.push(handoff);
+        threads.push(thread);
     }
-}
-
-/// One thread's loop: accept, and answer every request of each connection with the router.
-async fn accept_loop(
-    listener: TcpListener,
-    app: Arc<App>,
-    gate: connection::ConnectionGate,
-    shutdown: impl Future<Output = ()>,
-) -> std::io::Result<()> {
-    let proxies = app.proxies.clone();
     let tls = app.tls.clone();
-    connection::serve_connections(
+    let proxies = app.proxies.clone();
+    let served = connection::serve_connections(
         listener,
         gate,
         proxies,
         tls,
+        handoffs,
         shutdown,
-        move |peer, request| {
-            let app = Arc::clone(&app);
-            async move {
-                let started = std::time::Instant::now();
-                let line = RequestLine::start(app.access_log, &app.proxies, peer, &request);
-                let (response, route) = router::handle(&app, peer, request).await;
-                let elapsed = started.elapsed();
-                app.metrics
-                    .record(route, response.status().as_u16(), elapsed);
-                if let Some(line) = line {
-                    line.finish(&response, elapsed);
-                }
-                response
-            }
-        },
+        move |peer, request| answer(Arc::clone(&app), peer, request),
     )
+    .await;
+    if threads.is_empty() {
+        return served;
+    }
+    let joined = tokio::task::spawn_blocking(move || {
+        threads
+            .into_iter()
+            .map(|thread| {
+                thread.join().unwrap_or_else(|_| {
+                    // Request handlers catch their own panics; this is a bug in the loop.
+                    tracing::error!("a serving thread panicked");
+                    Ok(())
+                })
+            })
+            .collect::<std::io::Result<Vec<()>>>()
+    })
     .await
+    .unwrap_or(Ok(Vec::new()));
+    served.and(joined.map(|_| ()))
+}
+
+/// The answer to every request: the router, with metrics and the access log around it.
+async fn answer(
+    app: Arc<App>,
+    peer: SocketAddr,
+    request: hyper::Request<hyper::body::Incoming>,
+) -> hyper::Response<reply::Body> {
+    let started = std::time::Instant::now();
+    let line = RequestLine::start(app.access_log, &app.proxies, peer, &request);
+    let (response, route) = router::handle(&app, peer, request).await;
+    let elapsed = started.elapsed();
+    app.metrics
+        .record(route, response.status().as_u16(), elapsed);
+    if let Some(line) = line {
+        line.finish(&response, elapsed);
+    }
+    response
 }
 
 /// Serves `GET /metrics` for `app` on `listener` (its own port, never the public one).
@@ -306,6 +296,7 @@ pub async fn run_metrics(listener: TcpListener, app: Arc<App>) {
         connection::ConnectionGate::new(limits),
         TrustedProxies::default(),
         None,
+        Vec::new(),
         std::future::pending(),
         move |_peer, request| {
             let app = Arc::clone(&app);
