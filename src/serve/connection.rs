@@ -1,5 +1,5 @@
-//! The connection layer: accept, count, refuse beyond the caps, and keep one request's panic
-//! inside that request.
+//! The connection layer: accept, count, refuse beyond the caps, share connections out
+//! between the serving threads, and keep one request's panic inside that request.
 //!
 //! Every open connection holds a file descriptor, and one address can open thousands of
 //! them and send nothing. So connections are counted in total and per client (IPv6 by /64,
@@ -81,7 +81,8 @@ enum Refusal {
     ClientFull,
 }
 
-/// The connection caps, counted once for every thread that accepts on the same listener.
+/// The connection caps of one listener. A connection's permit goes with it to the thread
+/// that serves it, and gives the place back from there.
 #[derive(Clone)]
 pub struct ConnectionGate(Arc<Gate>);
 
