@@ -413,9 +413,33 @@ async fn connections_are_shared_out_evenly_between_threads() {
         let mut stream = TcpStream::connect(&addr).await.unwrap();
         let request = format!("GET / HTTP/1.1\r\nHost: {addr}\r\n\r\n");
         stream.write_all(request.as_bytes()).await.unwrap();
-        let answer = read_answer(&mut stream, Duration::from_millis(500)).await;
-        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-        let thread = answer.rsplit("\r\n").next().unwrap().to_string();
+        // The connection stays open, so read exactly one answer: its head, then
+        // `content-length` bytes.
+        let mut answer = Vec::new();
+        let thread = tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                let mut buffer = [0u8; 1024];
+                let read = stream.read(&mut buffer).await.unwrap();
+                assert!(read > 0, "closed early");
+                answer.extend_from_slice(&buffer[..read]);
+                let text = String::from_utf8_lossy(&answer).into_owned();
+                let Some((head, body)) = text.split_once("\r\n\r\n") else {
+                    continue;
+                };
+                assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+                let length: usize = head
+                    .lines()
+                    .find_map(|line| line.strip_prefix("content-length: "))
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                if body.len() >= length {
+                    break body.to_string();
+                }
+            }
+        })
+        .await
+        .expect("no answer within 10 s");
         *served_by.entry(thread).or_default() += 1;
         open.push(stream);
     }
