@@ -517,24 +517,23 @@ where
                 continue;
             }
         };
-        // The least loaded thread; ties go round in turn, so equal threads fill evenly.
+        // The least loaded thread (0 is this one); ties go round in turn, so equal threads
+        // fill evenly.
+        let lane = |index: usize| match index {
+            0 => &here,
+            other => &others[other - 1].lane,
+        };
         next = next.wrapping_add(1);
         let lanes = others.len() + 1;
         let chosen = (0..lanes)
             .map(|offset| (next + offset) % lanes)
-            .min_by_key(|&lane| match lane {
-                0 => here.open(),
-                other => others[other - 1].lane.open(),
-            })
+            .min_by_key(|&index| lane(index).open())
             .unwrap_or(0);
         let accepted = Accepted {
             stream,
             peer,
             permit,
-            load: match chosen {
-                0 => here.take(),
-                other => others[other - 1].lane.take(),
-            },
+            load: lane(chosen).take(),
         };
         match chosen {
             0 => connections.spawn(accepted),
