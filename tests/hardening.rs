@@ -860,3 +860,71 @@ async fn one_client_cannot_run_unlimited_searches() {
     assert_eq!(search("198.51.100.2").await.status, StatusCode::OK);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_request_under_way_when_the_server_stops_is_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let content = common::sample_content();
+    let mut server = ServerProcess::start(&[
+        "--no-watch",
+        "--content",
+        content.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+    ]);
+    let addr = server.base.trim_start_matches("http://").to_string();
+
+    // A request whose body is half sent when the server is told to stop.
+    let body = b"grant_type=client_credentials";
+    let mut under_way = TcpStream::connect(&addr).await.unwrap();
+    under_way
+        .write_all(
+            format!(
+                "POST /oauth2/token HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    under_way.write_all(&body[..10]).await.unwrap();
+    // An idle kept-alive connection beside it.
+    let mut idle = TcpStream::connect(&addr).await.unwrap();
+    idle.write_all(format!("GET /api/health HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut first = [0u8; 12];
+    idle.read_exact(&mut first).await.unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let terminated = std::process::Command::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(terminated.success());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // The rest of the body arrives after the signal, and the request is answered in full.
+    under_way.write_all(&body[10..]).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), under_way.read_to_end(&mut answer))
+        .await
+        .expect("the request under way was answered and its connection closed")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 "), "{answer}");
+    assert!(answer.contains("\"access_token\""), "{answer}");
+
+    // The server then exits cleanly.
+    let exited = tokio::task::spawn_blocking(move || {
+        let status = server.child.wait().unwrap();
+        (status, server)
+    });
+    let (status, _server) = tokio::time::timeout(Duration::from_secs(20), exited)
+        .await
+        .expect("the server exited")
+        .unwrap();
+    assert!(status.success(), "{status}");
+}

@@ -1,7 +1,7 @@
 //! TLS and HTTP/2 over real sockets against the `dossier` binary: a certificate made with
 //! rcgen, HTTP/2 chosen by ALPN and HTTP/1.1 for a client that asks for it, h2c by prior
-//! knowledge on cleartext, HTTP/1's limits on HTTP/2 too, and a renewed certificate served
-//! without a restart.
+//! knowledge on cleartext, HTTP/1's limits on HTTP/2 too (idle connections closed
+//! included), and a renewed certificate served without a restart.
 
 mod common;
 
@@ -59,6 +59,18 @@ fn start_tls(dir: &Path, extra: &[&str]) -> ServerProcess {
     ];
     args.extend_from_slice(extra);
     ServerProcess::start(&args)
+}
+
+fn start_cleartext(dir: &Path) -> ServerProcess {
+    let state = dir.join("state");
+    let content = common::sample_content();
+    ServerProcess::start(&[
+        "--no-watch",
+        "--content",
+        content.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+    ])
 }
 
 fn host_port(server: &ServerProcess) -> String {
@@ -134,6 +146,11 @@ where
             .expect("HTTP/2 handshake");
     tokio::spawn(connection);
     sender
+}
+
+/// `GET /api/health`, a request any connection can make at any time.
+fn health(server: &ServerProcess) -> Request<Empty<Bytes>> {
+    get(server, "/api/health").body(Empty::new()).unwrap()
 }
 
 fn get(server: &ServerProcess, path: &str) -> hyper::http::request::Builder {
@@ -245,15 +262,7 @@ async fn https_speaks_http2_by_alpn_and_http1_when_asked() {
 #[tokio::test]
 async fn cleartext_speaks_h2c_by_prior_knowledge_and_http1() {
     let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state");
-    let content = common::sample_content();
-    let server = ServerProcess::start(&[
-        "--no-watch",
-        "--content",
-        content.to_str().unwrap(),
-        "--state",
-        state.to_str().unwrap(),
-    ]);
+    let server = start_cleartext(dir.path());
     let tcp = TcpStream::connect(host_port(&server)).await.unwrap();
     let mut h2 = http2(tcp).await;
     let page = read(
@@ -282,6 +291,41 @@ async fn cleartext_speaks_h2c_by_prior_knowledge_and_http1() {
         )
         .await;
     assert_eq!(reply.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn an_http2_connection_without_requests_is_closed() {
+    use dossier::serve::connection::HTTP2_IDLE_TIMEOUT;
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_cleartext(dir.path());
+    let tcp = TcpStream::connect(host_port(&server)).await.unwrap();
+    let (mut h2, connection) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+            .await
+            .expect("HTTP/2 handshake");
+    let connection = tokio::spawn(connection);
+
+    // A connection in use stays open past the idle timeout: it is idleness that counts,
+    // not age.
+    let in_use_until = tokio::time::Instant::now() + HTTP2_IDLE_TIMEOUT + Duration::from_secs(4);
+    while tokio::time::Instant::now() < in_use_until {
+        let health = h2
+            .send_request(health(&server))
+            .await
+            .expect("a connection in use is not closed");
+        assert_eq!(health.status(), StatusCode::OK);
+        tokio::time::sleep(HTTP2_IDLE_TIMEOUT / 5).await;
+    }
+
+    // Then silence: the server ends the connection (GOAWAY, then close). The wait is a
+    // bound for the test, not a measurement.
+    let ended =
+        tokio::time::timeout(HTTP2_IDLE_TIMEOUT + Duration::from_secs(20), connection).await;
+    assert!(ended.is_ok(), "an idle HTTP/2 connection stayed open");
+    assert!(
+        h2.send_request(health(&server)).await.is_err(),
+        "the closed connection still took a request"
+    );
 }
 
 /// A request body that sends its first bytes and then nothing, ever.
@@ -343,14 +387,7 @@ async fn http2_has_http1s_limits() {
         StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
     );
     let mut h2 = http2(connect_tls(&server, &root, &[b"h2"]).await).await;
-    let health = h2
-        .send_request(
-            get(&server, "/api/health")
-                .body(Empty::<Bytes>::new())
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+    let health = h2.send_request(health(&server)).await.unwrap();
     assert_eq!(health.status(), StatusCode::OK);
 
     // More streams at once than the server allows: the extra ones wait, none fails.

@@ -7,7 +7,10 @@
 //! is answered at once with a canned 503 or 429 and closed, without ever reaching hyper. The
 //! total cap sits below the process's descriptor limit, so `accept` itself keeps working and
 //! the refusals stay cheap. Headers must arrive within [`HEADER_READ_TIMEOUT`] (also on idle
-//! keep-alive connections); bodies have their own deadline in the router.
+//! keep-alive connections), and an HTTP/2 connection without a request in progress is closed
+//! after [`HTTP2_IDLE_TIMEOUT`]: either way a connection that stays open does work, so the
+//! caps cannot be filled by connections that only wait. Bodies have their own deadline in
+//! the router.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -15,7 +18,7 @@ use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -25,8 +28,8 @@ use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::graceful::Watcher;
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
 
 use super::client::TrustedProxies;
 use super::reply::{self, Body};
@@ -39,6 +42,11 @@ const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// A client must send a complete request head within this time, also between requests on
 /// a kept-alive connection.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// An HTTP/2 connection with no request in progress for this long is closed (GOAWAY, then
+/// the end of the connection). It is HTTP/1's rule: there an idle kept-alive connection
+/// must send its next request head within [`HEADER_READ_TIMEOUT`]. Without it, a client
+/// that answers pings could hold its share of the connection caps forever.
+pub const HTTP2_IDLE_TIMEOUT: Duration = HEADER_READ_TIMEOUT;
 
 /// How many connections may be open at once, and how long a request body may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,39 +242,163 @@ impl Protocols {
         Protocols { http1, http2 }
     }
 
-    /// Serves one connection in `protocol` until it ends or the server shuts down.
-    async fn serve<I, S>(
+    /// Serves one connection in `protocol`, answering with `handler`, until it ends. It is
+    /// asked to finish (after the responses under way) when `stop` changes or its sender is
+    /// dropped, and on HTTP/2 also after [`HTTP2_IDLE_TIMEOUT`] without a request.
+    async fn serve<I, H, F>(
         &self,
         io: I,
         protocol: Protocol,
-        service: S,
-        watcher: Watcher,
+        handler: H,
+        stop: watch::Receiver<()>,
         peer: SocketAddr,
     ) where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-        S: hyper::service::Service<
-                Request<Incoming>,
-                Response = Response<Body>,
-                Error = Infallible,
-            > + Send
-            + 'static,
-        S::Future: Send + 'static,
+        H: Fn(SocketAddr, Request<Incoming>) -> F + Send + Sync + 'static,
+        F: Future<Output = Response<Body>> + Send + 'static,
     {
         let ended = match protocol {
             Protocol::Http1 => {
-                watcher
-                    .watch(self.http1.serve_connection(TokioIo::new(io), service))
-                    .await
+                let service = service_fn(move |request| answer(handler(peer, request)));
+                let connection =
+                    std::pin::pin!(self.http1.serve_connection(TokioIo::new(io), service));
+                until_ended(
+                    connection,
+                    |connection| connection.graceful_shutdown(),
+                    stop,
+                    std::future::pending(),
+                )
+                .await
             }
             Protocol::Http2 => {
-                watcher
-                    .watch(self.http2.serve_connection(TokioIo::new(io), service))
-                    .await
+                // hyper has no idle timeout for HTTP/2 (its pings only find peers that are
+                // gone), so requests in progress are counted here.
+                let activity = Arc::new(Activity::new());
+                let requests = Arc::clone(&activity);
+                let service = service_fn(move |request| {
+                    let in_progress = requests.begin();
+                    let answered = answer(handler(peer, request));
+                    async move {
+                        let response = answered.await;
+                        drop(in_progress);
+                        response
+                    }
+                });
+                let connection =
+                    std::pin::pin!(self.http2.serve_connection(TokioIo::new(io), service));
+                until_ended(
+                    connection,
+                    |connection| connection.graceful_shutdown(),
+                    stop,
+                    activity.idle(HTTP2_IDLE_TIMEOUT),
+                )
+                .await
             }
         };
         if let Err(error) = ended {
             tracing::debug!(%peer, %error, "connection ended with an error");
         }
+    }
+}
+
+/// A handler's answer as hyper's service wants it, with a panic turned into a 500.
+fn answer(
+    handler: impl Future<Output = Response<Body>> + Send + 'static,
+) -> impl Future<Output = Result<Response<Body>, Infallible>> + Send + 'static {
+    let caught = CatchPanic {
+        inner: Box::pin(handler),
+    };
+    async move { Ok(caught.await) }
+}
+
+/// Drives `connection` to its end. When `stop` changes (or its sender is gone) or `idle`
+/// completes, the connection is asked once to finish gracefully with `finish`: HTTP/1
+/// closes after the response under way, HTTP/2 sends GOAWAY and lets open streams finish.
+async fn until_ended<C>(
+    mut connection: Pin<&mut C>,
+    finish: impl Fn(Pin<&mut C>),
+    mut stop: watch::Receiver<()>,
+    idle: impl Future<Output = ()>,
+) -> C::Output
+where
+    C: Future,
+{
+    let mut idle = std::pin::pin!(idle);
+    let mut asked = false;
+    loop {
+        // Biased: the connection is polled first, as it is on almost every wake-up.
+        tokio::select! {
+            biased;
+            ended = connection.as_mut() => return ended,
+            _ = stop.changed(), if !asked => {
+                asked = true;
+                finish(connection.as_mut());
+            }
+            () = idle.as_mut(), if !asked => {
+                asked = true;
+                finish(connection.as_mut());
+            }
+        }
+    }
+}
+
+/// Requests in progress on one HTTP/2 connection, and when one last started or ended.
+struct Activity {
+    opened: tokio::time::Instant,
+    in_progress: AtomicUsize,
+    /// Milliseconds after `opened`.
+    last_change: AtomicU64,
+}
+
+/// One request in progress on an [`Activity`]; counts as ended when dropped (answered, or
+/// its stream reset).
+struct InProgress(Arc<Activity>);
+
+impl Activity {
+    fn new() -> Activity {
+        Activity {
+            opened: tokio::time::Instant::now(),
+            in_progress: AtomicUsize::new(0),
+            last_change: AtomicU64::new(0),
+        }
+    }
+
+    fn begin(self: &Arc<Self>) -> InProgress {
+        self.in_progress.fetch_add(1, Ordering::Relaxed);
+        self.touch();
+        InProgress(Arc::clone(self))
+    }
+
+    fn touch(&self) {
+        let since = self.opened.elapsed().as_millis();
+        self.last_change
+            .store(u64::try_from(since).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
+    /// Completes once no request has been in progress for `timeout`.
+    async fn idle(&self, timeout: Duration) {
+        let mut deadline = self.opened + timeout;
+        loop {
+            tokio::time::sleep_until(deadline).await;
+            let now = tokio::time::Instant::now();
+            if self.in_progress.load(Ordering::Relaxed) > 0 {
+                deadline = now + timeout;
+                continue;
+            }
+            let quiet_since =
+                self.opened + Duration::from_millis(self.last_change.load(Ordering::Relaxed));
+            if quiet_since + timeout <= now {
+                return;
+            }
+            deadline = quiet_since + timeout;
+        }
+    }
+}
+
+impl Drop for InProgress {
+    fn drop(&mut self) {
+        self.0.in_progress.fetch_sub(1, Ordering::Relaxed);
+        self.0.touch();
     }
 }
 
@@ -366,7 +498,9 @@ pub fn hand_off() -> (Handoff, Inbox) {
 /// was started on, with the same protocols and limits, and shutdown waits for all of them.
 struct Connections<H> {
     protocols: Protocols,
-    graceful: hyper_util::server::graceful::GracefulShutdown,
+    /// Every connection of this thread holds a receiver: sending asks them all to finish,
+    /// and the sender sees when the last one is gone.
+    stop: watch::Sender<()>,
     tls: Option<Arc<Tls>>,
     handler: H,
 }
@@ -379,7 +513,7 @@ where
     fn new(tls: Option<Arc<Tls>>, handler: H) -> Self {
         Connections {
             protocols: Protocols::new(),
-            graceful: hyper_util::server::graceful::GracefulShutdown::new(),
+            stop: watch::Sender::new(()),
             tls,
             handler,
         }
@@ -400,22 +534,14 @@ where
             }
         };
         let handler = self.handler.clone();
-        let service = service_fn(move |request| {
-            let answer = CatchPanic {
-                inner: Box::pin(handler(peer, request)),
-            };
-            async move { Ok::<_, Infallible>(answer.await) }
-        });
-        let watcher = self.graceful.watcher();
+        let stop = self.stop.subscribe();
         let protocols = self.protocols.clone();
         let tls = self.tls.as_ref().map(|tls| tls.acceptor().clone());
         tokio::spawn(async move {
             match tls {
                 None => {
                     if let Some(protocol) = sniff(&stream).await {
-                        protocols
-                            .serve(stream, protocol, service, watcher, peer)
-                            .await;
+                        protocols.serve(stream, protocol, handler, stop, peer).await;
                     }
                 }
                 Some(acceptor) => {
@@ -438,9 +564,7 @@ where
                         Some(b"h2") => Protocol::Http2,
                         _ => Protocol::Http1,
                     };
-                    protocols
-                        .serve(stream, protocol, service, watcher, peer)
-                        .await;
+                    protocols.serve(stream, protocol, handler, stop, peer).await;
                 }
             }
             drop((permit, load));
@@ -449,8 +573,9 @@ where
 
     /// Lets open requests finish, for at most 10 s.
     async fn finish(self) {
+        let _ = self.stop.send(());
         tokio::select! {
-            () = self.graceful.shutdown() => {}
+            () = self.stop.closed() => {}
             () = tokio::time::sleep(Duration::from_secs(10)) => {
                 tracing::warn!("open connections did not finish within 10 s; closing");
             }
