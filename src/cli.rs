@@ -557,10 +557,13 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
     if !args.no_spool {
         match Spool::open(&args.state) {
             Ok(spool) => app.live_state_mut().use_spool(spool),
-            Err(error) => tracing::warn!(
-                %error,
-                "cannot open the spool in the state directory; response bodies stay in memory"
-            ),
+            Err(error) => {
+                tracing::warn!(
+                    %error,
+                    "cannot open the spool in the state directory; response bodies stay in memory"
+                );
+                app.live_state_mut().spool_unavailable();
+            }
         }
     }
     let app = Arc::new(app);

@@ -441,6 +441,20 @@ pub struct LiveState {
     refused: std::sync::atomic::AtomicU64,
     /// Where installed versions keep their bodies, if not on the heap.
     spool: Option<Spool>,
+    /// A spool was asked for and could not be opened.
+    spool_unavailable: bool,
+}
+
+/// Where response bodies are kept, for `/metrics`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpoolState {
+    /// In the spool, as asked.
+    Up,
+    /// On the heap although a spool was asked for: it could not be opened, or a write
+    /// failed (full or read-only disk). Serving goes on; memory use grows with the site.
+    Down,
+    /// On the heap, as asked (`--no-spool`).
+    Off,
 }
 
 impl LiveState {
@@ -453,6 +467,7 @@ impl LiveState {
             reloads: Default::default(),
             refused: Default::default(),
             spool: None,
+            spool_unavailable: false,
         }
     }
 
@@ -463,6 +478,20 @@ impl LiveState {
         spool.take_bodies(&mut artifacts);
         self.replace_artifacts(&current, artifacts);
         self.spool = Some(spool);
+    }
+
+    /// Records that the spool asked for could not be opened (bodies stay on the heap).
+    pub fn spool_unavailable(&mut self) {
+        self.spool_unavailable = true;
+    }
+
+    pub fn spool_state(&self) -> SpoolState {
+        match &self.spool {
+            Some(spool) if spool.works() => SpoolState::Up,
+            Some(_) => SpoolState::Down,
+            None if self.spool_unavailable => SpoolState::Down,
+            None => SpoolState::Off,
+        }
     }
 
     /// Moves `set`'s bodies into the spool, if there is one (see [`crate::spool`]).

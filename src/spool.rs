@@ -128,6 +128,12 @@ impl Spool {
         })
     }
 
+    /// False once a write has failed: from then on bodies stay on the heap, until a restart
+    /// opens the spool again.
+    pub fn works(&self) -> bool {
+        !self.failed.load(Ordering::Relaxed)
+    }
+
     /// Moves every body of `set` that is not spooled yet (or sits in a segment that is
     /// mostly dead) into the spool. Bodies keep their bytes, so ETags and the revision
     /// stay as they are.
@@ -408,6 +414,7 @@ mod tests {
             .iter()
             .all(|(_, _, body)| on_heap(&spool, body)));
         assert_eq!(spool.segments(), 0);
+        assert!(!spool.works());
     }
 
     #[test]

@@ -608,10 +608,56 @@ async fn metrics_are_served_on_their_own_listener() {
         "dossier_request_duration_seconds_count 5\n",
         "dossier_store_up 1\n",
         "dossier_content_errors 0\n",
+        "dossier_spool_up 1\n",
     ] {
         assert!(text.contains(expected), "{expected} not in\n{text}");
     }
     assert!(text.contains("dossier_open_connections "), "{text}");
+}
+
+#[tokio::test]
+async fn metrics_say_when_the_spool_is_down_and_nothing_else_is() {
+    // A state directory where the spool cannot go: `spool` is a file. The site still
+    // serves (bodies stay in memory), and `/metrics` shows it; `--no-spool` has no gauge.
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    fs::create_dir_all(&state).unwrap();
+    fs::write(state.join("spool"), "not a directory").unwrap();
+    for (extra, expected) in [
+        (None, Some("dossier_spool_up 0\n")),
+        (Some("--no-spool"), None),
+    ] {
+        let mut serving = Serving::start(
+            std::process::Command::new(env!("CARGO_BIN_EXE_dossier"))
+                .args(["serve", "--addr", "127.0.0.1:0", "--no-watch"])
+                .args(["--metrics-addr", "127.0.0.1:0"])
+                .args(extra)
+                .env("DOSSIER_CONTENT", common::sample_content())
+                .env("DOSSIER_STATE", &state),
+        );
+        let metrics_url = Serving::read_line(&mut serving.stdout)
+            .strip_prefix("dossier metrics on ")
+            .unwrap()
+            .to_string();
+        let client = HttpClient::default();
+        let company = client
+            .send(
+                Method::GET,
+                &format!("{}/api/company", serving.url),
+                &[],
+                "",
+            )
+            .await;
+        let page = client.send(Method::GET, &metrics_url, &[], "").await;
+        serving.stop();
+        assert_eq!(company.status, StatusCode::OK);
+        let text = page.text();
+        match expected {
+            Some(line) => assert!(text.contains(line), "{line} not in\n{text}"),
+            None => assert!(!text.contains("dossier_spool_up"), "{text}"),
+        }
+        assert!(text.contains("dossier_store_up 1\n"), "{text}");
+    }
 }
 
 #[tokio::test]

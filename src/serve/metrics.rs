@@ -89,6 +89,8 @@ pub struct Gauges {
     pub revocations: u64,
     pub rate_limited: u64,
     pub store_ok: bool,
+    /// Whether response bodies are in the spool; `None` with `--no-spool`.
+    pub spool_ok: Option<bool>,
 }
 
 impl Metrics {
@@ -189,6 +191,15 @@ impl Metrics {
             "1 while the revocation store can write, 0 while degraded.",
             u64::from(gauges.store_ok),
         );
+        if let Some(spool_ok) = gauges.spool_ok {
+            gauge(
+                &mut out,
+                "dossier_spool_up",
+                "gauge",
+                "1 while response bodies are kept in the spool, 0 when it could not be opened or written (they stay in memory until a restart).",
+                u64::from(spool_ok),
+            );
+        }
         out
     }
 }
@@ -215,6 +226,12 @@ mod tests {
         assert!(page.contains("dossier_request_duration_seconds_bucket{le=\"+Inf\"} 3\n"));
         assert!(page.contains("dossier_request_duration_seconds_count 3\n"));
         assert!(page.contains("dossier_store_up 1\n"));
+        assert!(!page.contains("dossier_spool_up"), "no spool, no gauge");
+        let page = metrics.render(&Gauges {
+            spool_ok: Some(false),
+            ..Gauges::default()
+        });
+        assert!(page.contains("dossier_spool_up 0\n"));
         // The array is in `Route::ALL` order, so the index of a route is its place there.
         for (index, route) in Route::ALL.iter().enumerate() {
             assert_eq!(*route as usize, index);

@@ -30,7 +30,7 @@ use crate::auth::endpoints::AuthService;
 use crate::auth::limits::RateLimiter;
 use crate::clock::Clock;
 use crate::config::SiteConfig;
-use crate::live::{Live, LiveState, Source, Version};
+use crate::live::{Live, LiveState, Source, SpoolState, Version};
 use access_log::{AccessLog, RequestLine};
 use client::TrustedProxies;
 use connection::ConnectionLimits;
@@ -182,6 +182,11 @@ impl App {
             revocations,
             rate_limited: rate_limited + self.searches_refused.load(Ordering::Relaxed),
             store_ok: self.auth.store_health().is_ok(),
+            spool_ok: match self.live.spool_state() {
+                SpoolState::Up => Some(true),
+                SpoolState::Down => Some(false),
+                SpoolState::Off => None,
+            },
         })
     }
 
