@@ -183,6 +183,19 @@ impl Spool {
             .count()
     }
 
+    /// Bytes written into the segments some body is still in: the disk they take, since a
+    /// segment file is sparse until written (for tests).
+    pub fn held_bytes(&self) -> usize {
+        let segments = self.lock();
+        segments
+            .all
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|segment| segment.live.load(Ordering::Relaxed) > 0)
+            .map(|segment| segment.written.load(Ordering::Relaxed))
+            .sum()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Segments> {
         self.inner
             .lock()
