@@ -329,20 +329,27 @@ async fn a_panicking_handler_costs_one_request_not_the_server() {
         async move {
             let _ = stopped.await;
         },
-        |_peer, request: hyper::Request<hyper::body::Incoming>| async move {
-            if request.uri().path() == "/boom" {
-                panic!("a handler bug");
+        // A handler can fail before it returns its future (dossier's router answers most
+        // requests right there) or while the future is polled.
+        |_peer, request: hyper::Request<hyper::body::Incoming>| {
+            if request.uri().path() == "/boom-at-once" {
+                panic!("a bug in the synchronous part");
             }
-            Response::new(dossier::serve::reply::Body::new(bytes::Bytes::from_static(
-                b"fine",
-            )))
+            async move {
+                if request.uri().path() == "/boom" {
+                    panic!("a handler bug");
+                }
+                Response::new(dossier::serve::reply::Body::new(bytes::Bytes::from_static(
+                    b"fine",
+                )))
+            }
         },
     ));
     let client = common::HttpClient::default();
     let url = |path: &str| format!("http://{addr}{path}");
-    for _ in 0..3 {
+    for boom in ["/boom", "/boom-at-once", "/boom"] {
         let boom = client
-            .send(Method::GET, &url("/boom"), &[], bytes::Bytes::new())
+            .send(Method::GET, &url(boom), &[], bytes::Bytes::new())
             .await;
         assert_eq!(boom.status, StatusCode::INTERNAL_SERVER_ERROR);
         assert_eq!(boom.json()["error"], "server_error");

@@ -181,26 +181,44 @@ fn refuse(stream: TcpStream, peer: SocketAddr, refusal: Refusal) {
     tracing::debug!(%peer, "connection refused: over the connection limit");
 }
 
-/// A handler's future with panics turned into a 500 for that request alone.
-struct CatchPanic<F> {
-    inner: Pin<Box<F>>,
+pin_project_lite::pin_project! {
+    /// A handler's answer, with a panic (while the handler runs or while its future is
+    /// polled) turned into a 500 for that request alone. The future is kept inline: a
+    /// handler that answers at once should cost no allocation here.
+    #[project = CatchPanicProjection]
+    enum CatchPanic<F> {
+        Running { #[pin] answer: F },
+        Panicked,
+    }
+}
+
+impl<F> CatchPanic<F> {
+    fn call(handler: impl FnOnce() -> F) -> CatchPanic<F> {
+        match std::panic::catch_unwind(AssertUnwindSafe(handler)) {
+            Ok(answer) => CatchPanic::Running { answer },
+            Err(_) => CatchPanic::Panicked,
+        }
+    }
 }
 
 impl<F: Future<Output = Response<Body>>> Future for CatchPanic<F> {
-    type Output = Response<Body>;
+    type Output = Result<Response<Body>, Infallible>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let inner = self.inner.as_mut();
-        match std::panic::catch_unwind(AssertUnwindSafe(|| inner.poll(cx))) {
-            Ok(poll) => poll,
-            Err(_) => {
-                // The panic hook has already logged what and where.
-                Poll::Ready(reply::finish(reply::error(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "server_error",
-                    "the server failed while answering this request; it has been logged",
-                )))
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let polled = match self.project() {
+            CatchPanicProjection::Running { answer } => {
+                std::panic::catch_unwind(AssertUnwindSafe(|| answer.poll(cx))).ok()
             }
+            CatchPanicProjection::Panicked => None,
+        };
+        match polled {
+            Some(poll) => poll.map(Ok),
+            // The panic hook has already logged what and where.
+            None => Poll::Ready(Ok(reply::finish(reply::error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "server_error",
+                "the server failed while answering this request; it has been logged",
+            )))),
         }
     }
 }
@@ -259,7 +277,8 @@ impl Protocols {
     {
         let ended = match protocol {
             Protocol::Http1 => {
-                let service = service_fn(move |request| answer(handler(peer, request)));
+                let service =
+                    service_fn(move |request| CatchPanic::call(|| handler(peer, request)));
                 let connection =
                     std::pin::pin!(self.http1.serve_connection(TokioIo::new(io), service));
                 until_ended(
@@ -277,7 +296,7 @@ impl Protocols {
                 let requests = Arc::clone(&activity);
                 let service = service_fn(move |request| {
                     let in_progress = requests.begin();
-                    let answered = answer(handler(peer, request));
+                    let answered = CatchPanic::call(|| handler(peer, request));
                     async move {
                         let response = answered.await;
                         drop(in_progress);
@@ -299,16 +318,6 @@ impl Protocols {
             tracing::debug!(%peer, %error, "connection ended with an error");
         }
     }
-}
-
-/// A handler's answer as hyper's service wants it, with a panic turned into a 500.
-fn answer(
-    handler: impl Future<Output = Response<Body>> + Send + 'static,
-) -> impl Future<Output = Result<Response<Body>, Infallible>> + Send + 'static {
-    let caught = CatchPanic {
-        inner: Box::pin(handler),
-    };
-    async move { Ok(caught.await) }
 }
 
 /// Drives `connection` to its end. When `stop` changes (or its sender is gone) or `idle`

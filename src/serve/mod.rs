@@ -19,11 +19,13 @@ pub mod tls;
 
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::Guard;
+use futures_util::future::Either;
 use tokio::net::TcpListener;
 
 use crate::auth::endpoints::AuthService;
@@ -36,6 +38,7 @@ use client::TrustedProxies;
 use connection::ConnectionLimits;
 use metrics::Metrics;
 use origin::OriginPolicy;
+use router::Routed;
 use tls::Tls;
 
 /// Everything a request may need, shared by all connections. Built once, before serving
@@ -233,7 +236,7 @@ pub async fn run(
                 runtime.block_on(connection::serve_handed_off(
                     inbox,
                     tls,
-                    move |peer, request| answer(Arc::clone(&app), peer, request),
+                    move |peer, request| answer(&app, peer, request),
                 ));
                 Ok(())
             })?;
@@ -249,7 +252,7 @@ pub async fn run(
         tls,
         handoffs,
         shutdown,
-        move |peer, request| answer(Arc::clone(&app), peer, request),
+        move |peer, request| answer(&app, peer, request),
     )
     .await;
     if threads.is_empty() {
@@ -272,15 +275,44 @@ pub async fn run(
     served.and(joined.map(|_| ()))
 }
 
+/// A response: ready when the handler returns (almost every request), or a boxed future
+/// for a request that waits for its body, the store or the MCP core. A document costs no
+/// allocation and no move of the router's state this way.
+type Answer = Either<
+    std::future::Ready<hyper::Response<reply::Body>>,
+    Pin<Box<dyn Future<Output = hyper::Response<reply::Body>> + Send>>,
+>;
+
 /// The answer to every request: the router, with metrics and the access log around it.
-async fn answer(
-    app: Arc<App>,
+fn answer(
+    app: &Arc<App>,
     peer: SocketAddr,
     request: hyper::Request<hyper::body::Incoming>,
-) -> hyper::Response<reply::Body> {
+) -> Answer {
     let started = std::time::Instant::now();
     let line = RequestLine::start(app.access_log, &app.proxies, peer, &request);
-    let (response, route) = router::handle(&app, peer, request).await;
+    match router::route(app, peer, request) {
+        (Routed::Answered(response), route) => Either::Left(std::future::ready(record(
+            app, route, started, line, response,
+        ))),
+        (Routed::Waiting(waiting), route) => {
+            let app = Arc::clone(app);
+            Either::Right(Box::pin(async move {
+                let response = router::answer_waiting(&app, peer, waiting).await;
+                record(&app, route, started, line, response)
+            }))
+        }
+    }
+}
+
+/// Counts a finished request in the metrics and writes its access line.
+fn record(
+    app: &App,
+    route: metrics::Route,
+    started: std::time::Instant,
+    line: Option<RequestLine>,
+    response: hyper::Response<reply::Body>,
+) -> hyper::Response<reply::Body> {
     let elapsed = started.elapsed();
     app.metrics
         .record(route, response.status().as_u16(), elapsed);

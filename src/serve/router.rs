@@ -1,6 +1,11 @@
 //! Dispatch: (method, path) to a handler, 404 and 405 with `Allow`, CORS preflight, and the
 //! conversion of POST bodies into the auth core's [`PostRequest`]s. The router decides where
 //! a request goes; what happens there lives in `statics` and `auth`.
+//!
+//! Routing is synchronous ([`route`]): documents, computed reads and refusals are answered
+//! before it returns, so the common request needs no future holding the router's state
+//! (which is large, as it covers every endpoint that waits). Only requests that wait for a
+//! body, the store or the MCP core go on to [`answer_waiting`].
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -141,23 +146,57 @@ pub(super) trait RequestBody: hyper::body::Body<Data = Bytes> + Unpin {}
 
 impl<B: hyper::body::Body<Data = Bytes> + Unpin> RequestBody for B {}
 
-/// Answers one request, and says which route answered it (for the metrics; returned beside
-/// the response rather than in its extensions, which would cost two allocations a request).
+/// How far the router got with a request without waiting for anything.
+pub(super) enum Routed<B> {
+    /// The finished response: every precompiled document, the computed reads, and every
+    /// refusal (almost every request).
+    Answered(Response<Body>),
+    /// The rest needs the request body, the revocation store or the MCP core: see
+    /// [`answer_waiting`].
+    Waiting(Waiting<B>),
+}
+
+/// A request routed to an endpoint whose answer waits.
+pub(super) struct Waiting<B> {
+    request: Request<B>,
+    endpoint: Endpoint,
+    /// A bad token on `/mcp`, answered as a JSON-RPC error once the body gives its id.
+    unauthorized: Option<&'static str>,
+}
+
+/// Routes one request as far as it goes without waiting, and says which route it took (for
+/// the metrics; returned beside the response rather than in its extensions, which would
+/// cost two allocations a request). Synchronous, so that answering a document needs no
+/// future of the router's size: the waiting part is [`answer_waiting`].
+pub(super) fn route<B>(app: &App, peer: SocketAddr, request: Request<B>) -> (Routed<B>, Route) {
+    let mut endpoint = None;
+    let routed = match route_now(app, peer, request, &mut endpoint) {
+        Routed::Answered(response) => Routed::Answered(reply::finish(response)),
+        waiting => waiting,
+    };
+    let route = match (endpoint, &routed) {
+        (Some(endpoint), _) => endpoint.route(),
+        (None, Routed::Answered(response)) if response.status() == StatusCode::NOT_FOUND => {
+            Route::NotFound
+        }
+        (None, _) => Route::Refused,
+    };
+    (routed, route)
+}
+
+/// [`route`] and [`answer_waiting`] in one: the answer to one request, whatever it needs.
 /// Generic over the body, so routing, CORS, 404/405, bearer rules and the MCP transport are
 /// tested without a socket (see the tests below).
-pub(super) async fn handle<B: RequestBody>(
+#[cfg(test)]
+async fn handle<B: RequestBody>(
     app: &App,
     peer: SocketAddr,
     request: Request<B>,
 ) -> (Response<Body>, Route) {
-    let mut endpoint = None;
-    let response = reply::finish(route(app, peer, request, &mut endpoint).await);
-    let route = match endpoint {
-        Some(endpoint) => endpoint.route(),
-        None if response.status() == StatusCode::NOT_FOUND => Route::NotFound,
-        None => Route::Refused,
-    };
-    (response, route)
+    match route(app, peer, request) {
+        (Routed::Answered(response), route) => (response, route),
+        (Routed::Waiting(waiting), route) => (answer_waiting(app, peer, waiting).await, route),
+    }
 }
 
 /// RFC 9112 §3.2: an HTTP/1.1 request has exactly one `Host`, and any request has at most
@@ -183,127 +222,167 @@ fn check_host<B>(request: &Request<B>) -> Option<Response<Body>> {
     ))
 }
 
-async fn route<B: RequestBody>(
+fn route_now<B>(
     app: &App,
     peer: SocketAddr,
     request: Request<B>,
     routed: &mut Option<Endpoint>,
-) -> Response<Body> {
-    if let Some(refusal) = check_host(&request) {
-        return refusal;
+) -> Routed<B> {
+    match answer_now(app, peer, &request, routed) {
+        Ok(response) => Routed::Answered(response),
+        Err((endpoint, unauthorized)) => Routed::Waiting(Waiting {
+            request,
+            endpoint,
+            unauthorized,
+        }),
+    }
+}
+
+/// The answer if it needs no waiting, or else the endpoint the request goes to (and, on
+/// `/mcp`, why its token was refused).
+fn answer_now<B>(
+    app: &App,
+    peer: SocketAddr,
+    request: &Request<B>,
+    routed: &mut Option<Endpoint>,
+) -> Result<Response<Body>, (Endpoint, Option<&'static str>)> {
+    if let Some(refusal) = check_host(request) {
+        return Ok(refusal);
     }
     let mut unauthorized = None;
-    let endpoint = {
-        // The live version is held only while no await is pending, and one request never
-        // sees two versions: static answers are produced entirely inside this block.
-        let live = app.live();
-        let path = request.uri().path();
-        let query = request.uri().query();
-        // Reads whose answer depends on the query are computed from the live model.
-        let computed = match path {
-            paths::API_COMPANY if api::wants_company_page(query) => Some(Endpoint::CompanyPage),
-            paths::API_SEARCH => Some(Endpoint::Search),
-            _ => None,
-        };
-        let mut artifact = match computed {
-            Some(_) => None,
-            None => live.artifacts.get(path),
-        };
-        if app.dynamic_only && !serves_when_dynamic_only(path) {
-            artifact = None;
-        }
-        // A page asked for as Markdown is answered by its Markdown twin.
-        if let Some(twin) = artifact
-            .and_then(|a| a.markdown.as_deref())
-            .filter(|_| wants_markdown(request.headers()))
-        {
-            artifact = live.artifacts.get(twin).or(artifact);
-        }
-        let endpoint = match (artifact, computed) {
-            (Some(_), _) => Endpoint::Artifact,
-            (None, Some(computed)) => computed,
-            (None, None) => match dynamic_endpoint(path) {
-                Some(endpoint) => endpoint,
-                None => {
-                    return reply::error(
-                        StatusCode::NOT_FOUND,
-                        "not_found",
-                        "no such resource; start at / or /.well-known/api-catalog",
-                    )
-                }
-            },
-        };
-        *routed = Some(endpoint);
-        if endpoint == Endpoint::Mcp {
-            if let Some(refusal) = check_origin(
-                app,
-                request.headers(),
-                request.uri().authority().map(|a| a.as_str()),
-            ) {
-                return refusal;
-            }
-        }
-        let method = request.method();
-        if method == Method::OPTIONS {
-            return preflight(endpoint);
-        }
-        if !endpoint.allows(method) {
-            return method_not_allowed(method, endpoint);
-        }
-        if let Some(metadata) = bearer_metadata(path) {
-            match check_bearer(app, &request) {
-                Ok(()) => {}
-                // MCP clients show a JSON-RPC error's message; an OAuth-shaped body reaches
-                // their users as "the server returned an error". The body is read for its id.
-                Err(BearerRefusal::InvalidToken(description)) if endpoint == Endpoint::Mcp => {
-                    unauthorized = Some(description);
-                }
-                Err(BearerRefusal::InvalidToken(description)) => {
-                    return invalid_token(app, description, metadata)
-                }
-                Err(BearerRefusal::Other(refusal)) => return *refusal,
-            }
-        }
-        match (endpoint, artifact) {
-            (Endpoint::Artifact, Some(artifact)) => {
-                return statics::respond(artifact, request.headers())
-            }
-            (Endpoint::CompanyPage, _) => {
-                return computed_answer(api::company_page(&live.mcp, query), request.headers())
-            }
-            (Endpoint::Search, _) => {
-                let client = app.proxies.client_address(peer, request.headers());
-                if let Err(wait) = app.admit_search(client) {
-                    return too_many_searches(wait);
-                }
-                return computed_answer(api::search(&live.mcp, query), request.headers());
-            }
-            (Endpoint::Health, _) => {
-                let store = app.auth.store_health();
-                if store.is_ok() {
-                    return statics::respond(&live.health, request.headers());
-                }
-                let mut response = Response::new(Body::new(Bytes::from(live.health_with(&store))));
-                response.headers_mut().insert(CONTENT_TYPE, reply::JSON);
-                response
-                    .headers_mut()
-                    .insert(CACHE_CONTROL, reply::NO_STORE);
-                return response;
-            }
-            _ => endpoint,
-        }
+    // The live version is held only here, where nothing waits, and one request never
+    // sees two versions: answers that need no waiting are produced entirely in here.
+    let live = app.live();
+    let path = request.uri().path();
+    let query = request.uri().query();
+    // Reads whose answer depends on the query are computed from the live model.
+    let computed = match path {
+        paths::API_COMPANY if api::wants_company_page(query) => Some(Endpoint::CompanyPage),
+        paths::API_SEARCH => Some(Endpoint::Search),
+        _ => None,
     };
-
-    if let Some(description) = unauthorized {
-        return mcp_unauthorized(app, request, description).await;
+    let mut artifact = match computed {
+        Some(_) => None,
+        None => live.artifacts.get(path),
+    };
+    if app.dynamic_only && !serves_when_dynamic_only(path) {
+        artifact = None;
     }
-    match endpoint {
-        Endpoint::Authorize => {
+    // A page asked for as Markdown is answered by its Markdown twin.
+    if let Some(twin) = artifact
+        .and_then(|a| a.markdown.as_deref())
+        .filter(|_| wants_markdown(request.headers()))
+    {
+        artifact = live.artifacts.get(twin).or(artifact);
+    }
+    let endpoint = match (artifact, computed) {
+        (Some(_), _) => Endpoint::Artifact,
+        (None, Some(computed)) => computed,
+        (None, None) => match dynamic_endpoint(path) {
+            Some(endpoint) => endpoint,
+            None => {
+                return Ok(reply::error(
+                    StatusCode::NOT_FOUND,
+                    "not_found",
+                    "no such resource; start at / or /.well-known/api-catalog",
+                ))
+            }
+        },
+    };
+    *routed = Some(endpoint);
+    if endpoint == Endpoint::Mcp {
+        if let Some(refusal) = check_origin(
+            app,
+            request.headers(),
+            request.uri().authority().map(|a| a.as_str()),
+        ) {
+            return Ok(refusal);
+        }
+    }
+    let method = request.method();
+    if method == Method::OPTIONS {
+        return Ok(preflight(endpoint));
+    }
+    if !endpoint.allows(method) {
+        return Ok(method_not_allowed(method, endpoint));
+    }
+    if let Some(metadata) = bearer_metadata(path) {
+        match check_bearer(app, request) {
+            Ok(()) => {}
+            // MCP clients show a JSON-RPC error's message; an OAuth-shaped body reaches
+            // their users as "the server returned an error". The body is read for its id.
+            Err(BearerRefusal::InvalidToken(description)) if endpoint == Endpoint::Mcp => {
+                unauthorized = Some(description);
+            }
+            Err(BearerRefusal::InvalidToken(description)) => {
+                return Ok(invalid_token(app, description, metadata))
+            }
+            Err(BearerRefusal::Other(refusal)) => return Ok(*refusal),
+        }
+    }
+    match (endpoint, artifact) {
+        (Endpoint::Artifact, Some(artifact)) => Ok(statics::respond(artifact, request.headers())),
+        (Endpoint::CompanyPage, _) => Ok(computed_answer(
+            api::company_page(&live.mcp, query),
+            request.headers(),
+        )),
+        (Endpoint::Search, _) => {
+            let client = app.proxies.client_address(peer, request.headers());
+            if let Err(wait) = app.admit_search(client) {
+                return Ok(too_many_searches(wait));
+            }
+            Ok(computed_answer(
+                api::search(&live.mcp, query),
+                request.headers(),
+            ))
+        }
+        (Endpoint::Health, _) => {
+            let store = app.auth.store_health();
+            if store.is_ok() {
+                return Ok(statics::respond(&live.health, request.headers()));
+            }
+            let mut response = Response::new(Body::new(Bytes::from(live.health_with(&store))));
+            response.headers_mut().insert(CONTENT_TYPE, reply::JSON);
+            response
+                .headers_mut()
+                .insert(CACHE_CONTROL, reply::NO_STORE);
+            Ok(response)
+        }
+        (Endpoint::Authorize, _) => {
             let accept = request.headers().get_all(ACCEPT).iter();
             let wants_html = negotiate::named_quality(accept, "text/html").is_some_and(|q| q > 0);
-            endpoints::authorize(wants_html, &app.config.base_url).into_response()
+            Ok(endpoints::authorize(wants_html, &app.config.base_url).into_response())
         }
-        Endpoint::Claim => endpoints::claim().into_response(),
+        (Endpoint::Claim, _) => Ok(endpoints::claim().into_response()),
+        _ => Err((endpoint, unauthorized)),
+    }
+}
+
+/// Finishes a request [`route`] left waiting.
+pub(super) async fn answer_waiting<B: RequestBody>(
+    app: &App,
+    peer: SocketAddr,
+    waiting: Waiting<B>,
+) -> Response<Body> {
+    let Waiting {
+        request,
+        endpoint,
+        unauthorized,
+    } = waiting;
+    let response = match unauthorized {
+        Some(description) => mcp_unauthorized(app, request, description).await,
+        None => answer_later(app, peer, request, endpoint).await,
+    };
+    reply::finish(response)
+}
+
+async fn answer_later<B: RequestBody>(
+    app: &App,
+    peer: SocketAddr,
+    request: Request<B>,
+    endpoint: Endpoint,
+) -> Response<Body> {
+    match endpoint {
         Endpoint::Register | Endpoint::Token => {
             let kind = if endpoint == Endpoint::Register {
                 Minting::Registration
@@ -319,9 +398,12 @@ async fn route<B: RequestBody>(
         }
         Endpoint::Revoke => with_body(app, request, AuthPost::Revoke).await,
         Endpoint::Mcp => mcp_post(app, peer, request).await,
-        Endpoint::Artifact | Endpoint::Health | Endpoint::CompanyPage | Endpoint::Search => {
-            reply::error(StatusCode::NOT_FOUND, "not_found", "no such resource")
-        }
+        Endpoint::Artifact
+        | Endpoint::Health
+        | Endpoint::CompanyPage
+        | Endpoint::Search
+        | Endpoint::Authorize
+        | Endpoint::Claim => reply::error(StatusCode::NOT_FOUND, "not_found", "no such resource"),
     }
 }
 
