@@ -170,9 +170,16 @@ pub(super) struct Waiting<B> {
 /// future of the router's size: the waiting part is [`answer_waiting`].
 pub(super) fn route<B>(app: &App, peer: SocketAddr, request: Request<B>) -> (Routed<B>, Route) {
     let mut endpoint = None;
-    let routed = match route_now(app, peer, request, &mut endpoint) {
-        Routed::Answered(response) => Routed::Answered(reply::finish(response)),
-        waiting => waiting,
+    let routed = match decide(app, peer, &request, &mut endpoint) {
+        Decision::Answer(response) => Routed::Answered(reply::finish(response)),
+        Decision::Wait {
+            endpoint,
+            unauthorized,
+        } => Routed::Waiting(Waiting {
+            request,
+            endpoint,
+            unauthorized,
+        }),
     };
     let route = match (endpoint, &routed) {
         (Some(endpoint), _) => endpoint.route(),
@@ -222,32 +229,27 @@ fn check_host<B>(request: &Request<B>) -> Option<Response<Body>> {
     ))
 }
 
-fn route_now<B>(
-    app: &App,
-    peer: SocketAddr,
-    request: Request<B>,
-    routed: &mut Option<Endpoint>,
-) -> Routed<B> {
-    match answer_now(app, peer, &request, routed) {
-        Ok(response) => Routed::Answered(response),
-        Err((endpoint, unauthorized)) => Routed::Waiting(Waiting {
-            request,
-            endpoint,
-            unauthorized,
-        }),
-    }
+/// What [`decide`] found.
+enum Decision {
+    /// The response, made without waiting.
+    Answer(Response<Body>),
+    /// The endpoint's answer waits (and on `/mcp`, the token was refused for this reason).
+    Wait {
+        endpoint: Endpoint,
+        unauthorized: Option<&'static str>,
+    },
 }
 
-/// The answer if it needs no waiting, or else the endpoint the request goes to (and, on
-/// `/mcp`, why its token was refused).
-fn answer_now<B>(
+/// Answers `request` if that needs no waiting, or says where its answer waits. Sets
+/// `routed` once the endpoint is known (refusals before that count as 404 or refused).
+fn decide<B>(
     app: &App,
     peer: SocketAddr,
     request: &Request<B>,
     routed: &mut Option<Endpoint>,
-) -> Result<Response<Body>, (Endpoint, Option<&'static str>)> {
+) -> Decision {
     if let Some(refusal) = check_host(request) {
-        return Ok(refusal);
+        return Decision::Answer(refusal);
     }
     let mut unauthorized = None;
     // The live version is held only here, where nothing waits, and one request never
@@ -281,7 +283,7 @@ fn answer_now<B>(
         (None, None) => match dynamic_endpoint(path) {
             Some(endpoint) => endpoint,
             None => {
-                return Ok(reply::error(
+                return Decision::Answer(reply::error(
                     StatusCode::NOT_FOUND,
                     "not_found",
                     "no such resource; start at / or /.well-known/api-catalog",
@@ -296,15 +298,15 @@ fn answer_now<B>(
             request.headers(),
             request.uri().authority().map(|a| a.as_str()),
         ) {
-            return Ok(refusal);
+            return Decision::Answer(refusal);
         }
     }
     let method = request.method();
     if method == Method::OPTIONS {
-        return Ok(preflight(endpoint));
+        return Decision::Answer(preflight(endpoint));
     }
     if !endpoint.allows(method) {
-        return Ok(method_not_allowed(method, endpoint));
+        return Decision::Answer(method_not_allowed(method, endpoint));
     }
     if let Some(metadata) = bearer_metadata(path) {
         match check_bearer(app, request) {
@@ -315,23 +317,25 @@ fn answer_now<B>(
                 unauthorized = Some(description);
             }
             Err(BearerRefusal::InvalidToken(description)) => {
-                return Ok(invalid_token(app, description, metadata))
+                return Decision::Answer(invalid_token(app, description, metadata))
             }
-            Err(BearerRefusal::Other(refusal)) => return Ok(*refusal),
+            Err(BearerRefusal::Other(refusal)) => return Decision::Answer(*refusal),
         }
     }
     match (endpoint, artifact) {
-        (Endpoint::Artifact, Some(artifact)) => Ok(statics::respond(artifact, request.headers())),
-        (Endpoint::CompanyPage, _) => Ok(computed_answer(
+        (Endpoint::Artifact, Some(artifact)) => {
+            Decision::Answer(statics::respond(artifact, request.headers()))
+        }
+        (Endpoint::CompanyPage, _) => Decision::Answer(computed_answer(
             api::company_page(&live.mcp, query),
             request.headers(),
         )),
         (Endpoint::Search, _) => {
             let client = app.proxies.client_address(peer, request.headers());
             if let Err(wait) = app.admit_search(client) {
-                return Ok(too_many_searches(wait));
+                return Decision::Answer(too_many_searches(wait));
             }
-            Ok(computed_answer(
+            Decision::Answer(computed_answer(
                 api::search(&live.mcp, query),
                 request.headers(),
             ))
@@ -339,22 +343,25 @@ fn answer_now<B>(
         (Endpoint::Health, _) => {
             let store = app.auth.store_health();
             if store.is_ok() {
-                return Ok(statics::respond(&live.health, request.headers()));
+                return Decision::Answer(statics::respond(&live.health, request.headers()));
             }
             let mut response = Response::new(Body::new(Bytes::from(live.health_with(&store))));
             response.headers_mut().insert(CONTENT_TYPE, reply::JSON);
             response
                 .headers_mut()
                 .insert(CACHE_CONTROL, reply::NO_STORE);
-            Ok(response)
+            Decision::Answer(response)
         }
         (Endpoint::Authorize, _) => {
             let accept = request.headers().get_all(ACCEPT).iter();
             let wants_html = negotiate::named_quality(accept, "text/html").is_some_and(|q| q > 0);
-            Ok(endpoints::authorize(wants_html, &app.config.base_url).into_response())
+            Decision::Answer(endpoints::authorize(wants_html, &app.config.base_url).into_response())
         }
-        (Endpoint::Claim, _) => Ok(endpoints::claim().into_response()),
-        _ => Err((endpoint, unauthorized)),
+        (Endpoint::Claim, _) => Decision::Answer(endpoints::claim().into_response()),
+        _ => Decision::Wait {
+            endpoint,
+            unauthorized,
+        },
     }
 }
 
