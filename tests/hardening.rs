@@ -935,3 +935,40 @@ async fn a_request_under_way_when_the_server_stops_is_answered() {
         .unwrap();
     assert!(status.success(), "{status}");
 }
+
+#[tokio::test]
+async fn a_partial_http2_preface_does_not_hold_the_server() {
+    // A cleartext client that starts the HTTP/2 preface and stops: once after closing its
+    // side, once keeping it open. Both connections are closed by the server (the first at
+    // once, the second after the header timeout), and nothing spins meanwhile. The waits
+    // are bounds for the test, not measurements.
+    let server = TestServer::start().await;
+    let addr = host_port(&server);
+    let mut closed = TcpStream::connect(&addr).await.unwrap();
+    closed.write_all(b"PRI * HTTP/2.0\r\n").await.unwrap();
+    closed.shutdown().await.unwrap();
+    let mut silent = TcpStream::connect(&addr).await.unwrap();
+    silent.write_all(b"PRI * HTTP/2.0\r\n").await.unwrap();
+    for (what, stream) in [("closed", &mut closed), ("silent", &mut silent)] {
+        let mut rest = Vec::new();
+        let ended = tokio::time::timeout(
+            connection::HEADER_READ_TIMEOUT + Duration::from_secs(20),
+            stream.read_to_end(&mut rest),
+        )
+        .await;
+        assert!(ended.is_ok(), "the {what} connection was never closed");
+    }
+    // And the server answers as before.
+    let mut client = TcpStream::connect(&addr).await.unwrap();
+    client
+        .write_all(
+            format!("GET /api/health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    client.read_to_end(&mut answer).await.unwrap();
+    assert!(answer.starts_with(b"HTTP/1.1 200"));
+    server.stop().await;
+}

@@ -28,6 +28,7 @@ use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
@@ -418,31 +419,96 @@ enum Protocol {
 }
 
 /// Which protocol a cleartext client speaks: HTTP/2 if it starts with the preface ("h2c"
-/// by prior knowledge), else HTTP/1. Looks without consuming, and gives up (`None`) when
-/// the client closes or sends too little within [`HEADER_READ_TIMEOUT`], like a request
-/// head that never arrives.
-async fn sniff(stream: &TcpStream) -> Option<Protocol> {
+/// by prior knowledge), else HTTP/1. The bytes read to tell are put back in front of the
+/// stream for hyper. Gives up (`None`) when the client closes first or does not finish
+/// telling within [`HEADER_READ_TIMEOUT`], like a request head that never arrives.
+///
+/// It reads rather than peeks: a peek sees the same bytes again and again, so waiting for
+/// more of a partial preface would be a polling loop (and a client that closed after part
+/// of it would never look closed).
+async fn sniff(mut stream: TcpStream) -> Option<(Protocol, Rewind<TcpStream>)> {
     let deadline = tokio::time::Instant::now() + HEADER_READ_TIMEOUT;
     let mut start = [0u8; HTTP2_PREFACE.len()];
+    let mut seen = 0;
     loop {
-        let seen = tokio::time::timeout_at(deadline, stream.peek(&mut start))
+        let read = tokio::time::timeout_at(deadline, stream.read(&mut start[seen..]))
             .await
             .ok()?
             .ok()?;
-        if seen == 0 {
+        if read == 0 {
             return None;
         }
-        if !HTTP2_PREFACE.starts_with(&start[..seen]) {
-            return Some(Protocol::Http1);
+        seen += read;
+        let protocol = if !HTTP2_PREFACE.starts_with(&start[..seen]) {
+            Protocol::Http1
+        } else if seen == HTTP2_PREFACE.len() {
+            Protocol::Http2
+        } else {
+            continue;
+        };
+        let stream = Rewind {
+            start,
+            next: 0,
+            end: seen,
+            inner: stream,
+        };
+        return Some((protocol, stream));
+    }
+}
+
+/// A stream with the first bytes already read from it put back in front (see [`sniff`]).
+struct Rewind<T> {
+    start: [u8; HTTP2_PREFACE.len()],
+    /// `start[next..end]` is still to be read.
+    next: usize,
+    end: usize,
+    inner: T,
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Rewind<T> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        if this.next < this.end {
+            let count = (this.end - this.next).min(buf.remaining());
+            buf.put_slice(&this.start[this.next..this.next + count]);
+            this.next += count;
+            return Poll::Ready(Ok(()));
         }
-        if seen == HTTP2_PREFACE.len() {
-            return Some(Protocol::Http2);
-        }
-        // Part of the preface: peek again once more has had time to arrive.
-        tokio::time::sleep_until(
-            deadline.min(tokio::time::Instant::now() + Duration::from_millis(5)),
-        )
-        .await;
+        Pin::new(&mut this.inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Rewind<T> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
     }
 }
 
@@ -549,7 +615,7 @@ where
         tokio::spawn(async move {
             match tls {
                 None => {
-                    if let Some(protocol) = sniff(&stream).await {
+                    if let Some((protocol, stream)) = sniff(stream).await {
                         protocols.serve(stream, protocol, handler, stop, peer).await;
                     }
                 }
