@@ -380,6 +380,15 @@ async fn bind(addr: &str) -> std::io::Result<TcpListener> {
 
 /// Binds, loads, and serves until Ctrl-C or SIGTERM.
 pub async fn serve(args: &ServeArgs) -> ExitCode {
+    // A usage error, reported before anything is bound, created or opened.
+    let proxies = match TrustedProxies::new(&args.trusted_proxies, args.client_ip_header.as_deref())
+    {
+        Ok(proxies) => proxies,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
+    };
     let listener = match bind(&args.addr).await {
         Ok(listener) => listener,
         Err(error) => {
@@ -515,14 +524,6 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         Err(error) => {
             eprintln!("error: {error}");
             return ExitCode::FAILURE;
-        }
-    };
-    let proxies = match TrustedProxies::new(&args.trusted_proxies, args.client_ip_header.as_deref())
-    {
-        Ok(proxies) => proxies,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return ExitCode::from(2);
         }
     };
     let connections = connection_limits(args);

@@ -741,15 +741,21 @@ async fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_limit() {
 
 #[test]
 fn serve_refuses_a_bad_trusted_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
     let output = common::run_dossier(&[
         "serve",
         "--addr",
         "127.0.0.1:0",
+        "--state",
+        state.to_str().unwrap(),
         "--trusted-proxy",
         "10.0.0.0/99",
     ]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("10.0.0.0/99"));
+    // A usage error touches nothing: no keys made, no store opened.
+    assert!(!state.exists());
 }
 
 #[tokio::test]
