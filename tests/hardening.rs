@@ -888,19 +888,28 @@ async fn a_request_under_way_when_the_server_stops_is_answered() {
     ]);
     let addr = server.base.trim_start_matches("http://").to_string();
 
-    // A request whose body is half sent when the server is told to stop.
+    // A request whose body is half sent when the server is told to stop. It asks for
+    // `100 Continue`, which hyper sends once the handler reads the body: from then on the
+    // request is certainly under way.
     let body = b"grant_type=client_credentials";
     let mut under_way = TcpStream::connect(&addr).await.unwrap();
     under_way
         .write_all(
             format!(
-                "POST /oauth2/token HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n",
+                "POST /oauth2/token HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n",
                 body.len()
             )
             .as_bytes(),
         )
         .await
         .unwrap();
+    let mut interim = Vec::new();
+    while !interim.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        under_way.read_exact(&mut byte).await.unwrap();
+        interim.push(byte[0]);
+    }
+    assert!(interim.starts_with(b"HTTP/1.1 100"), "{interim:?}");
     under_way.write_all(&body[..10]).await.unwrap();
     // An idle kept-alive connection beside it.
     let mut idle = TcpStream::connect(&addr).await.unwrap();
@@ -910,14 +919,18 @@ async fn a_request_under_way_when_the_server_stops_is_answered() {
     let mut first = [0u8; 12];
     idle.read_exact(&mut first).await.unwrap();
     assert_eq!(&first, b"HTTP/1.1 200");
-    tokio::time::sleep(Duration::from_millis(200)).await;
 
     let terminated = std::process::Command::new("kill")
         .args(["-TERM", &server.child.id().to_string()])
         .status()
         .unwrap();
     assert!(terminated.success());
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Shutdown has begun once the server closes the idle connection.
+    let mut rest = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), idle.read_to_end(&mut rest))
+        .await
+        .expect("the idle connection was closed at shutdown")
+        .unwrap();
 
     // The rest of the body arrives after the signal, and the request is answered in full.
     under_way.write_all(&body[10..]).await.unwrap();
