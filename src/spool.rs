@@ -174,26 +174,26 @@ impl Spool {
 
     /// How many segments some body is still in (for tests).
     pub fn segments(&self) -> usize {
-        let segments = self.lock();
-        segments
-            .all
-            .iter()
-            .filter_map(Weak::upgrade)
-            .filter(|segment| segment.live.load(Ordering::Relaxed) > 0)
-            .count()
+        self.held_segments().len()
     }
 
     /// Bytes written into the segments some body is still in: the disk they take, since a
     /// segment file is sparse until written (for tests).
     pub fn held_bytes(&self) -> usize {
-        let segments = self.lock();
-        segments
+        self.held_segments()
+            .iter()
+            .map(|segment| segment.written.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// The segments some body is still in.
+    fn held_segments(&self) -> Vec<Arc<Segment>> {
+        self.lock()
             .all
             .iter()
             .filter_map(Weak::upgrade)
             .filter(|segment| segment.live.load(Ordering::Relaxed) > 0)
-            .map(|segment| segment.written.load(Ordering::Relaxed))
-            .sum()
+            .collect()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Segments> {
