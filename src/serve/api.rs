@@ -9,6 +9,7 @@
 use hyper::header::LINK;
 use hyper::StatusCode;
 
+use super::query::Query;
 use crate::compile::documents::company::next_link;
 use crate::compile::{Artifact, CachePolicy};
 use crate::listing::{self, paginate, SearchDocument, DEFAULT_LIMIT, MAX_LIMIT};
@@ -38,32 +39,22 @@ fn bad_request(description: impl Into<String>) -> Refusal {
     }
 }
 
-/// The query's parameters; a parameter given twice is refused (which one would count?).
-struct Query(Vec<(String, String)>);
+/// The query, parsed; the bounds were checked by the router before anything ran.
+fn parse(query: Option<&str>) -> Result<Query, Refusal> {
+    Query::parse(query).map_err(|error| Refusal {
+        status: error.status(),
+        code: "invalid_request",
+        description: error.to_string(),
+    })
+}
 
-impl Query {
-    fn parse(query: Option<&str>) -> Result<Query, Refusal> {
-        let pairs: Vec<(String, String)> =
-            form_urlencoded::parse(query.unwrap_or_default().as_bytes())
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                .collect();
-        for (i, (name, _)) in pairs.iter().enumerate() {
-            if pairs[..i].iter().any(|(earlier, _)| earlier == name) {
-                return Err(bad_request(format!(
-                    "the parameter `{name}` was given twice"
-                )));
-            }
-        }
-        Ok(Query(pairs))
-    }
+/// The parameters the read API knows, read from a [`Query`].
+trait ReadParameters {
+    fn limit(&self, default: usize, max: usize) -> Result<usize, Refusal>;
+    fn cursor(&self) -> Result<Option<&str>, Refusal>;
+}
 
-    fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.as_str())
-    }
-
+impl ReadParameters for Query {
     fn limit(&self, default: usize, max: usize) -> Result<usize, Refusal> {
         match self.get("limit") {
             None => Ok(default),
@@ -98,7 +89,7 @@ pub(crate) fn wants_company_page(query: Option<&str>) -> bool {
 
 /// `GET /api/company?limit=&cursor=`.
 pub(crate) fn company_page(catalog: &Catalog, query: Option<&str>) -> Result<Artifact, Refusal> {
-    let query = Query::parse(query)?;
+    let query = parse(query)?;
     let limit = query.limit(DEFAULT_LIMIT, MAX_LIMIT)?;
     let document =
         listing::company_document(catalog.site(), catalog.base(), limit, query.cursor()?)
@@ -111,7 +102,7 @@ pub(crate) fn company_page(catalog: &Catalog, query: Option<&str>) -> Result<Art
 
 /// `GET /api/search?q=&limit=&cursor=`.
 pub(crate) fn search(catalog: &Catalog, query: Option<&str>) -> Result<Artifact, Refusal> {
-    let query = Query::parse(query)?;
+    let query = parse(query)?;
     let words = query.get("q").map(str::trim).unwrap_or_default();
     if words.is_empty() {
         return Err(bad_request(

@@ -12,6 +12,7 @@ pub mod connection;
 pub mod metrics;
 mod negotiate;
 pub mod origin;
+pub mod query;
 pub mod reply;
 mod router;
 mod statics;

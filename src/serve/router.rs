@@ -22,7 +22,7 @@ use hyper::{Method, Request, Response, StatusCode, Version};
 
 use super::metrics::Route;
 use super::reply::{self, Body};
-use super::{api, negotiate, origin, statics, App};
+use super::{api, negotiate, origin, query, statics, App};
 use crate::auth::access::AccessTokenError;
 use crate::auth::bearer::{self, Presented};
 use crate::auth::endpoints::{self, Admitted, Answer, Minting, PostRequest, MAX_BODY_BYTES};
@@ -250,6 +250,15 @@ fn decide<B>(
 ) -> Decision {
     if let Some(refusal) = check_host(request) {
         return Decision::Answer(refusal);
+    }
+    // Before anything reads the query (the bearer check, the computed reads, MCP), so no
+    // request costs more than one bounded pass over it.
+    if let Err(refused) = query::check_size(request.uri().query()) {
+        return Decision::Answer(reply::error(
+            refused.status(),
+            "invalid_request",
+            &refused.to_string(),
+        ));
     }
     let mut unauthorized = None;
     // The live version is held only here, where nothing waits, and one request never
