@@ -473,7 +473,10 @@ async fn every_request_gets_one_access_line_without_secrets() {
         .send(
             Method::GET,
             &format!("{url}/api/company"),
-            &[("authorization", &bearer)],
+            &[
+                ("authorization", &bearer),
+                ("user-agent", "x\" status=200 client=6.6.6.6 path=/admin"),
+            ],
             "",
         )
         .await;
@@ -486,17 +489,23 @@ async fn every_request_gets_one_access_line_without_secrets() {
         .collect();
     assert_eq!(lines.len(), 3, "{text}");
     assert!(
-        lines[0].contains("client=127.0.0.1 method=GET path=/api/company status=200 bytes=")
-            && lines[0].ends_with("user_agent=probe/1.0"),
+        lines[0].contains("client=127.0.0.1 method=GET path=\"/api/company\" status=200 bytes=")
+            && lines[0].ends_with("user_agent=\"probe/1.0\""),
         "{}",
         lines[0]
     );
     assert!(
-        lines[1].contains("path=/api/search status=400"),
+        lines[1].contains("path=\"/api/search\" status=400"),
         "{}",
         lines[1]
     );
-    assert!(lines[2].contains("status=401"), "{}", lines[2]);
+    // What the client wrote stays one quoted value: no second `client=` field.
+    assert!(
+        lines[2].contains("status=401")
+            && lines[2].ends_with(r#"user_agent="x\" status=200 client=6.6.6.6 path=/admin""#),
+        "{}",
+        lines[2]
+    );
     assert!(!text.contains("SECRET") && !text.contains("q=x"), "{text}");
 }
 

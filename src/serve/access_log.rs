@@ -37,8 +37,11 @@ pub enum AccessLog {
 pub struct RequestLine {
     client: IpAddr,
     method: Method,
+    /// The path and user agent as sent (cut to [`MAX_USER_AGENT_CHARS`]); quoted and
+    /// escaped when the line is written as text.
     path: String,
     user_agent: String,
+    mode: AccessLog,
 }
 
 impl RequestLine {
@@ -55,13 +58,14 @@ impl RequestLine {
         let user_agent = request
             .headers()
             .get(USER_AGENT)
-            .map(|value| printable(&String::from_utf8_lossy(value.as_bytes())))
+            .map(|value| cut(&String::from_utf8_lossy(value.as_bytes())))
             .unwrap_or_else(|| "-".to_string());
         Some(RequestLine {
             client: proxies.client_address(peer, request.headers()),
             method: request.method().clone(),
-            path: printable(request.uri().path()),
+            path: cut(request.uri().path()),
             user_agent,
+            mode,
         })
     }
 
@@ -72,26 +76,65 @@ impl RequestLine {
         } else {
             response.body().size_hint().exact().unwrap_or(0)
         };
+        // JSON lines escape every value themselves; text lines quote what the client chose,
+        // so it can neither add a field nor start a line.
+        let (path, user_agent) = match self.mode {
+            AccessLog::Json => (self.path, self.user_agent),
+            _ => (quoted(&self.path), quoted(&self.user_agent)),
+        };
         tracing::info!(
             target: TARGET,
             client = %self.client,
             method = %self.method,
-            path = %self.path,
+            path = %path,
             status = response.status().as_u16(),
             bytes,
             ms = format_args!("{:.3}", elapsed.as_secs_f64() * 1000.0),
-            user_agent = %self.user_agent,
+            user_agent = %user_agent,
         );
     }
 }
 
-/// `text` without control characters and at most [`MAX_USER_AGENT_CHARS`] long: what a
-/// client sends must not forge or break log lines.
-fn printable(text: &str) -> String {
-    text.chars()
-        .filter(|c| !c.is_control())
-        .take(MAX_USER_AGENT_CHARS)
-        .collect()
+/// `text` cut to at most [`MAX_USER_AGENT_CHARS`] characters: one client cannot write long
+/// lines.
+fn cut(text: &str) -> String {
+    text.chars().take(MAX_USER_AGENT_CHARS).collect()
+}
+
+/// Characters that change how a line reads without being control characters: line and
+/// paragraph separators, and the format characters (Unicode category Cf) that reorder or
+/// hide text, such as right-to-left overrides and zero-width characters.
+fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{061C}' | '\u{180E}'
+        | '\u{200B}'..='\u{200F}'
+        | '\u{2028}'..='\u{202E}'
+        | '\u{2060}'..='\u{206F}'
+        | '\u{FEFF}'
+        | '\u{FFF9}'..='\u{FFFB}'
+        | '\u{110BD}' | '\u{110CD}'
+        | '\u{1D173}'..='\u{1D17A}'
+        | '\u{E0001}'..='\u{E007F}')
+}
+
+/// `text` in double quotes, with `"` and `\` escaped and every control, separator and
+/// format character written as `\u{…}`: what a client sends must not forge or break a
+/// log line.
+fn quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() || is_invisible(c) => {
+                out.push_str(&format!("\\u{{{:04x}}}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 #[cfg(test)]
@@ -100,7 +143,21 @@ mod tests {
 
     #[test]
     fn client_text_cannot_break_a_line() {
-        assert_eq!(printable("curl/8\r\nINFO forged"), "curl/8INFO forged");
-        assert_eq!(printable(&"a".repeat(500)).len(), MAX_USER_AGENT_CHARS);
+        assert_eq!(
+            quoted("curl/8\r\nINFO forged"),
+            "\"curl/8\\u{000d}\\u{000a}INFO forged\""
+        );
+        // A forged field stays inside the quotes; a quote cannot close them early.
+        assert_eq!(
+            quoted("x status=200 client=6.6.6.6 path=/admin \u{2028}INFO forged"),
+            "\"x status=200 client=6.6.6.6 path=/admin \\u{2028}INFO forged\""
+        );
+        assert_eq!(quoted("a\" b=\"c\\"), "\"a\\\" b=\\\"c\\\\\"");
+        assert_eq!(quoted("\u{202E}evil\u{200B}"), "\"\\u{202e}evil\\u{200b}\"");
+        assert_eq!(
+            quoted("Mozilla/5.0 (X11; Linux) é"),
+            "\"Mozilla/5.0 (X11; Linux) é\""
+        );
+        assert_eq!(cut(&"a".repeat(500)).len(), MAX_USER_AGENT_CHARS);
     }
 }
