@@ -34,6 +34,16 @@ struct Header {
     typ: Option<String>,
     #[serde(default)]
     kid: Option<String>,
+    /// Extensions the issuer says a verifier must understand (RFC 7515 §4.1.11). This
+    /// service defines none, so an assertion with a `crit` member, whatever its value, is
+    /// refused.
+    #[serde(default, deserialize_with = "present", skip_serializing)]
+    crit: bool,
+}
+
+/// True for a member that is there at all, `null` included.
+fn present<'de, D: serde::Deserializer<'de>>(member: D) -> Result<bool, D::Error> {
+    serde::de::IgnoredAny::deserialize(member).map(|_| true)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,6 +73,7 @@ pub enum AssertionError {
     Algorithm,
     Type,
     Signature,
+    CriticalExtension,
     Issuer,
     Audience,
     Expired,
@@ -80,6 +91,9 @@ impl AssertionError {
             AssertionError::Type => "the assertion has the wrong typ header",
             AssertionError::Signature => {
                 "the assertion's signature does not verify with this service's key"
+            }
+            AssertionError::CriticalExtension => {
+                "the assertion names critical header extensions (crit) this service does not understand"
             }
             AssertionError::Issuer => "the assertion was issued by someone else",
             AssertionError::Audience => "the assertion is meant for another audience",
@@ -122,6 +136,7 @@ impl AssertionSigner {
             alg: ALGORITHM.into(),
             typ: Some(ASSERTION_TYPE.into()),
             kid: Some(self.kid.clone()),
+            crit: false,
         };
         let signing_input = format!("{}.{}", encode_json(&header)?, encode_json(claims)?);
         let signature = self
@@ -181,6 +196,9 @@ pub fn verify<'p>(
     }
     if header.typ.as_deref() != Some(ASSERTION_TYPE) {
         return Err(AssertionError::Type);
+    }
+    if header.crit {
+        return Err(AssertionError::CriticalExtension);
     }
     let signature = decode(signature_b64)?;
     let signing_input = &token[..header_b64.len() + 1 + claims_b64.len()];
@@ -267,6 +285,35 @@ mod tests {
         );
         let signature = signer.pair.sign(&signer.random, input.as_bytes()).unwrap();
         format!("{input}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref()))
+    }
+
+    #[test]
+    fn a_critical_extension_is_refused_even_when_signed_by_us() {
+        let (keys, signer, now) = setup();
+        let point = keys.current().identity.public_point();
+        for crit in [
+            json_value(r#"["x-unknown"]"#),
+            json_value("[]"),
+            json_value("null"),
+        ] {
+            let header = format!(
+                r#"{{"alg":"ES256","typ":"{ASSERTION_TYPE}","kid":"{}","crit":{crit}}}"#,
+                signer.kid
+            );
+            let input = format!(
+                "{}.{}",
+                URL_SAFE_NO_PAD.encode(header),
+                encode_json(&claims(now, 3600)).unwrap()
+            );
+            let signature = signer.pair.sign(&signer.random, input.as_bytes()).unwrap();
+            let token = format!("{input}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref()));
+            let verified = verify(&token, |_| Some(&point[..]), &expect(now));
+            assert_eq!(verified, Err(AssertionError::CriticalExtension), "{crit}");
+        }
+    }
+
+    fn json_value(text: &str) -> serde_json::Value {
+        serde_json::from_str(text).unwrap()
     }
 
     #[test]
