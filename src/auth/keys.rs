@@ -494,14 +494,43 @@ pub fn overlap(policy: &AuthPolicy) -> Duration {
     policy.identity_assertion_lifetime + policy.clock_skew
 }
 
+/// Makes the state directory (mode 0700) if it is missing. One that exists with access for
+/// others is tightened to 0700 with a warning: it holds the signing keys, and whoever can
+/// write to it can replace them.
 fn ensure_private_dir(dir: &Path) -> Result<(), KeyError> {
     let io = |source| KeyError::Io {
         path: dir.to_path_buf(),
         source,
     };
-    if !dir.exists() {
-        fs::create_dir_all(dir).map_err(io)?;
-        fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(io)?;
+    match fs::metadata(dir) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            fs::create_dir_all(dir).map_err(io)?;
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(io)?;
+        }
+        Err(error) => return Err(io(error)),
+        Ok(metadata) if !metadata.is_dir() => {
+            return Err(KeyError::Corrupt {
+                path: dir.to_path_buf(),
+                reason: "the state directory is not a directory".into(),
+            })
+        }
+        Ok(metadata) if metadata.permissions().mode() & 0o077 != 0 => {
+            let mode = metadata.permissions().mode() & 0o777;
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(|source| {
+                KeyError::Io {
+                    path: dir.to_path_buf(),
+                    source: std::io::Error::new(
+                        source.kind(),
+                        format!("the state directory has mode {mode:o} (others can reach the signing keys) and cannot be set to 0700: {source}"),
+                    ),
+                }
+            })?;
+            tracing::warn!(
+                dir = %dir.display(),
+                "the state directory had mode {mode:o}; set it to 0700, since it holds the signing keys (if others could write to it, rotate the keys)"
+            );
+        }
+        Ok(_) => {}
     }
     Ok(())
 }
@@ -619,6 +648,22 @@ mod tests {
         assert_eq!(first.to_text(), second.to_text());
         assert_eq!(first.current().identity.public_point().len(), 65);
         assert!(first.current().access.id().starts_with("k4.lid."));
+    }
+
+    #[test]
+    fn a_state_directory_open_to_others_is_tightened() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        fs::create_dir(&state).unwrap();
+        fs::set_permissions(&state, fs::Permissions::from_mode(0o777)).unwrap();
+        Keyring::load_or_create(&state, NOW).unwrap();
+        let mode = fs::metadata(&state).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        // A file where the directory should be is refused, not written into.
+        let file = dir.path().join("file");
+        fs::write(&file, "").unwrap();
+        let error = Keyring::load_or_create(&file, NOW).err().unwrap();
+        assert!(error.to_string().contains("not a directory"), "{error}");
     }
 
     #[test]
