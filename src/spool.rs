@@ -19,6 +19,10 @@
 //!
 //! Anything that goes wrong (the directory is not writable, the disk is full) leaves the
 //! bodies on the heap, where they were: the spool saves memory, and never loses a body.
+//! That includes errors the kernel reports only when it writes the pages back (a sparse
+//! file whose blocks cannot be allocated): every segment written to is synced before any
+//! body in it replaces its heap copy, since a page lost after a failed writeback would read
+//! back as zeros, or kill the process with SIGBUS.
 
 use std::fs::{self, File, OpenOptions};
 use std::os::unix::fs::FileExt;
@@ -49,6 +53,10 @@ pub struct Spool {
     inner: Mutex<Segments>,
     /// Set after the first failure, so a full disk is reported once, not per body.
     failed: AtomicBool,
+    /// Makes the next sync fail, as a writeback error would (tests only: no file system
+    /// here fails on demand).
+    #[cfg(test)]
+    fail_sync: AtomicBool,
 }
 
 #[derive(Default)]
@@ -68,6 +76,8 @@ struct Segment {
     live: AtomicUsize,
     /// Bytes written here in all.
     written: AtomicUsize,
+    /// Written to since it was last synced.
+    dirty: AtomicBool,
 }
 
 impl Segment {
@@ -125,6 +135,8 @@ impl Spool {
             segment_bytes: segment_bytes.max(MIN_SPOOLED_BYTES),
             inner: Mutex::new(Segments::default()),
             failed: AtomicBool::new(false),
+            #[cfg(test)]
+            fail_sync: AtomicBool::new(false),
         })
     }
 
@@ -152,12 +164,44 @@ impl Spool {
                 current.as_ref().is_some_and(|c| Arc::ptr_eq(c, segment)) || !segment.mostly_dead()
             })
             .collect();
+        // Two passes over the same bodies in the same order: write them all, sync, and only
+        // then let the spooled copies replace the heap ones.
+        let mut spooled: Vec<Option<Bytes>> = Vec::new();
         set.replace_bodies(|body| {
-            if body.len() < MIN_SPOOLED_BYTES || settled.iter().any(|s| s.contains(body)) {
-                return None;
-            }
-            self.write(&mut segments, body)
+            let copy = if body.len() < MIN_SPOOLED_BYTES || settled.iter().any(|s| s.contains(body))
+            {
+                None
+            } else {
+                self.write(&mut segments, body)
+            };
+            spooled.push(copy);
+            None
         });
+        if let Err(error) = self.sync(&segments) {
+            // Dropping the copies gives their space back; the heap bodies stay.
+            drop(spooled);
+            self.fail(&error);
+            return;
+        }
+        let mut spooled = spooled.into_iter();
+        set.replace_bodies(|_| spooled.next().flatten());
+    }
+
+    /// Writes back every segment written to since its last sync, and waits for the disk.
+    fn sync(&self, segments: &Segments) -> std::io::Result<()> {
+        #[cfg(test)]
+        if self.fail_sync.swap(false, Ordering::Relaxed) {
+            return Err(std::io::Error::other("injected writeback error"));
+        }
+        for segment in segments.all.iter().filter_map(Weak::upgrade) {
+            if segment.dirty.swap(false, Ordering::AcqRel) {
+                if let Err(error) = segment.file.sync_data() {
+                    segment.dirty.store(true, Ordering::Release);
+                    return Err(error);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Lets the kernel take back the spool pages this process has read (compressing reads
@@ -234,6 +278,7 @@ impl Spool {
             return self.fail(&error);
         }
         *used += body.len();
+        segment.dirty.store(true, Ordering::Release);
         segment.written.fetch_add(body.len(), Ordering::Relaxed);
         segment.live.fetch_add(body.len(), Ordering::Relaxed);
         Some(Bytes::from_owner(SpooledBody {
@@ -277,6 +322,7 @@ impl Spool {
             map,
             live: AtomicUsize::new(0),
             written: AtomicUsize::new(0),
+            dirty: AtomicBool::new(false),
         }))
     }
 
@@ -427,6 +473,23 @@ mod tests {
             .iter()
             .all(|(_, _, body)| on_heap(&spool, body)));
         assert_eq!(spool.segments(), 0);
+        assert!(!spool.works());
+    }
+
+    #[test]
+    fn bodies_stay_on_the_heap_when_the_spool_cannot_be_synced() {
+        let state = tempfile::tempdir().unwrap();
+        let spool = Spool::open(state.path()).unwrap();
+        spool.fail_sync.store(true, Ordering::Relaxed);
+        let mut set = ArtifactSet::new(vec![artifact("/big", text(5000, 7))]);
+        let before = bodies(&set);
+        spool.take_bodies(&mut set);
+        assert_eq!(bodies(&set), before);
+        assert!(bodies(&set)
+            .iter()
+            .all(|(_, _, body)| on_heap(&spool, body)));
+        // The copies written before the sync failed were dropped with it.
+        assert_eq!(spool.held_bytes(), 0);
         assert!(!spool.works());
     }
 
