@@ -185,8 +185,9 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     pub trusted_proxies: Vec<String>,
-    /// A header your proxy sets to the client address (e.g. CF-Connecting-IP), believed only
-    /// from --trusted-proxy peers. Without it, Forwarded / X-Forwarded-For are used.
+    /// The one header your proxy writes the client address in: X-Forwarded-For (the
+    /// default), Forwarded, or a CDN's own (e.g. CF-Connecting-IP). Believed only from
+    /// --trusted-proxy peers; no other header is ever read for it.
     #[arg(long, env = "DOSSIER_CLIENT_IP_HEADER")]
     pub client_ip_header: Option<String>,
     /// Serve HTTPS with this PEM certificate chain (with --tls-key); HTTP/2 by ALPN. The

@@ -6,10 +6,17 @@
 //! whole world's. Forwarding headers are believed only from peers the operator listed
 //! (`--trusted-proxy`): from anyone else they are ignored, since any client can send them.
 //!
+//! The operator names the one header their proxy writes (`--client-ip-header`,
+//! `X-Forwarded-For` unless told otherwise), and only that header is read. Which header
+//! counts never depends on what the request carries: a proxy that appends to
+//! `X-Forwarded-For` passes a client's own `Forwarded` through untouched, so choosing
+//! `Forwarded` whenever it is present would let any client name its own address.
+//!
 //! With `X-Forwarded-For` / `Forwarded`, each proxy appends the address it received the
 //! request from, so the rightmost entries were written by our own proxies and the leftmost
 //! by whoever sent the request first, possibly lies included. The client is therefore the
-//! rightmost address that is not itself a trusted proxy. With a named header (such as
+//! rightmost address that is not itself a trusted proxy, found walking from the right
+//! through at most [`MAX_HOPS`] entries. With a header of the proxy's own (such as
 //! Cloudflare's `CF-Connecting-IP`), the proxy sets the value itself, and it is taken as is.
 
 use std::net::{IpAddr, SocketAddr};
@@ -17,13 +24,28 @@ use std::net::{IpAddr, SocketAddr};
 use hyper::header::{HeaderMap, HeaderName};
 use ipnet::IpNet;
 
-/// The operator's list of proxies whose forwarding headers are believed.
+/// The operator's list of proxies whose forwarding header is believed.
 #[derive(Debug, Clone, Default)]
 pub struct TrustedProxies {
     networks: Vec<IpNet>,
-    /// A header the proxy sets to the client's address, replacing anything the client sent.
-    header: Option<HeaderName>,
+    header: ClientHeader,
 }
+
+/// The one header that names the client, as the operator's proxy writes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ClientHeader {
+    /// `X-Forwarded-For`, appended to by each proxy (nginx, CloudFront, load balancers).
+    #[default]
+    XForwardedFor,
+    /// `Forwarded: for=…` (RFC 7239), appended to by each proxy.
+    Forwarded,
+    /// A header the proxy sets to the client's address, replacing anything the client sent.
+    Own(HeaderName),
+}
+
+/// Entries of a forwarding header walked from the right before giving up: more trusted
+/// proxies than this in a row is not a real chain.
+pub const MAX_HOPS: usize = 32;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -34,7 +56,7 @@ const FORWARDED: HeaderName = HeaderName::from_static("forwarded");
 
 impl TrustedProxies {
     /// `networks` are CIDRs (`10.0.0.0/8`) or single addresses; `header` names the header
-    /// that carries the client address, or `None` for `Forwarded` / `X-Forwarded-For`.
+    /// that carries the client address, `None` for `X-Forwarded-For`.
     pub fn new(networks: &[String], header: Option<&str>) -> Result<Self, ProxyConfigError> {
         let networks = networks
             .iter()
@@ -50,13 +72,21 @@ impl TrustedProxies {
                     })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let header = match header.map(str::trim).filter(|h| !h.is_empty()) {
-            None => None,
-            Some(name) => Some(HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-                ProxyConfigError(format!("--client-ip-header `{name}` is not a header name"))
-            })?),
+        let named = header.map(str::trim).filter(|h| !h.is_empty());
+        let header = match named {
+            None => ClientHeader::XForwardedFor,
+            Some(name) => match HeaderName::from_bytes(name.as_bytes()) {
+                Ok(name) if name == X_FORWARDED_FOR => ClientHeader::XForwardedFor,
+                Ok(name) if name == FORWARDED => ClientHeader::Forwarded,
+                Ok(name) => ClientHeader::Own(name),
+                Err(_) => {
+                    return Err(ProxyConfigError(format!(
+                        "--client-ip-header `{name}` is not a header name"
+                    )))
+                }
+            },
         };
-        if header.is_some() && networks.is_empty() {
+        if named.is_some() && networks.is_empty() {
             return Err(ProxyConfigError(
                 "--client-ip-header needs --trusted-proxy: the header is believed only from those peers"
                     .into(),
@@ -81,38 +111,43 @@ impl TrustedProxies {
         if !self.trusts(peer) {
             return peer;
         }
-        if let Some(name) = &self.header {
-            let mut values = headers.get_all(name).iter();
-            return match (values.next(), values.next()) {
-                (Some(value), None) => value
-                    .to_str()
-                    .ok()
-                    .and_then(|text| parse_node(text.trim()))
-                    .unwrap_or(peer),
-                _ => peer,
-            };
-        }
-        // Hops in the order the proxies appended them; `Forwarded` wins when both are sent,
-        // as the standard form.
-        let forwarded: Vec<Option<IpAddr>> = if headers.contains_key(FORWARDED) {
-            headers
-                .get_all(FORWARDED)
+        let hops = |name: &HeaderName| {
+            // Later header lines were added by later proxies: the last line's last entry is
+            // the nearest hop.
+            let lines: Vec<&str> = headers
+                .get_all(name)
                 .iter()
-                .flat_map(|value| value.to_str().unwrap_or("").split(','))
-                .map(forwarded_for)
-                .collect()
-        } else {
-            headers
-                .get_all(X_FORWARDED_FOR)
-                .iter()
-                .flat_map(|value| value.to_str().unwrap_or("").split(','))
-                .map(|hop| parse_node(hop.trim()))
-                .collect()
+                .map(|value| value.to_str().unwrap_or(""))
+                .collect();
+            lines
+                .into_iter()
+                .rev()
+                .flat_map(|line| line.rsplit(','))
+                .take(MAX_HOPS)
+                .collect::<Vec<&str>>()
         };
-        for hop in forwarded.iter().rev() {
+        let nearest_first: Vec<Option<IpAddr>> = match &self.header {
+            ClientHeader::Own(name) => {
+                let mut values = headers.get_all(name).iter();
+                return match (values.next(), values.next()) {
+                    (Some(value), None) => value
+                        .to_str()
+                        .ok()
+                        .and_then(|text| parse_node(text.trim()))
+                        .unwrap_or(peer),
+                    _ => peer,
+                };
+            }
+            ClientHeader::XForwardedFor => hops(&X_FORWARDED_FOR)
+                .into_iter()
+                .map(|hop| parse_node(hop.trim()))
+                .collect(),
+            ClientHeader::Forwarded => hops(&FORWARDED).into_iter().map(forwarded_for).collect(),
+        };
+        for hop in nearest_first {
             match hop {
-                Some(address) if self.trusts(*address) => continue,
-                Some(address) => return *address,
+                Some(address) if self.trusts(address) => continue,
+                Some(address) => return address,
                 // An unreadable hop: anything left of it may be invented, so stop at the
                 // last address we can vouch for.
                 None => return peer,
@@ -211,14 +246,66 @@ mod tests {
             "forwarded",
             "for=1.1.1.1, for=\"[2001:db8::7]:4711\";proto=https, for=10.0.0.9",
         )]);
+        let rfc7239 = TrustedProxies::new(
+            &["10.0.0.0/8".into(), "192.0.2.10".into()],
+            Some("Forwarded"),
+        )
+        .unwrap();
         assert_eq!(
-            proxies.client_address(peer("10.0.0.5"), &standard),
+            rfc7239.client_address(peer("10.0.0.5"), &standard),
             "2001:db8::7".parse::<IpAddr>().unwrap()
         );
         let garbage = headers(&[("x-forwarded-for", "1.1.1.1, not-an-address")]);
         assert_eq!(
             proxies.client_address(peer("10.0.0.5"), &garbage),
             "10.0.0.5".parse::<IpAddr>().unwrap()
+        );
+    }
+
+    #[test]
+    fn only_the_header_the_operator_named_is_read() {
+        // Behind a proxy that appends X-Forwarded-For, a client's own `Forwarded` passes
+        // through untouched: it must not be believed, whatever it says.
+        let proxies = TrustedProxies::new(&["127.0.0.1".into()], None).unwrap();
+        let forged = headers(&[
+            ("forwarded", "for=203.0.113.66"),
+            ("x-forwarded-for", "198.51.100.7"),
+        ]);
+        assert_eq!(
+            proxies.client_address(peer("127.0.0.1"), &forged),
+            "198.51.100.7".parse::<IpAddr>().unwrap()
+        );
+        // Named `Forwarded`: X-Forwarded-For is the one ignored.
+        let rfc7239 = TrustedProxies::new(&["127.0.0.1".into()], Some("forwarded")).unwrap();
+        let forged = headers(&[
+            ("x-forwarded-for", "203.0.113.66"),
+            ("forwarded", "for=198.51.100.7"),
+        ]);
+        assert_eq!(
+            rfc7239.client_address(peer("127.0.0.1"), &forged),
+            "198.51.100.7".parse::<IpAddr>().unwrap()
+        );
+        // Named X-Forwarded-For is the default, spelled out.
+        let spelled = TrustedProxies::new(&["127.0.0.1".into()], Some("X-Forwarded-For")).unwrap();
+        assert_eq!(spelled.header, ClientHeader::XForwardedFor);
+    }
+
+    #[test]
+    fn a_chain_of_trusted_hops_is_walked_only_so_far() {
+        let proxies = TrustedProxies::new(&["10.0.0.0/8".into()], None).unwrap();
+        let mut chain = vec!["198.51.100.7".to_string()];
+        chain.extend((0..MAX_HOPS).map(|i| format!("10.0.0.{}", i % 250)));
+        let long = headers(&[("x-forwarded-for", &chain.join(", "))]);
+        assert_eq!(
+            proxies.client_address(peer("10.0.0.5"), &long),
+            "10.0.0.5".parse::<IpAddr>().unwrap(),
+            "past MAX_HOPS trusted entries, the peer is the client"
+        );
+        chain.remove(1);
+        let within = headers(&[("x-forwarded-for", &chain.join(", "))]);
+        assert_eq!(
+            proxies.client_address(peer("10.0.0.5"), &within),
+            "198.51.100.7".parse::<IpAddr>().unwrap()
         );
     }
 
