@@ -174,9 +174,18 @@ pub struct ServeArgs {
     /// `redis://HOST:PORT/DB` / `rediss://` (shared by several instances; Valkey works too).
     #[arg(long, env = "DOSSIER_STORE")]
     pub store: Option<String>,
+    /// With --store redis://…: when neither Redis nor --state holds a keyring, make one and
+    /// publish it (the first start of a deployment). Without it such a start is refused, so
+    /// an instance that meets an emptied Redis never replaces the deployment's keys.
+    #[arg(long, env = "DOSSIER_CREATE_KEYRING")]
+    pub create_keyring: bool,
     /// How long a client may take to send a whole request body (e.g. 10s); slower gets 408.
     #[arg(long, env = "DOSSIER_BODY_TIMEOUT", default_value = "10s", value_parser = humantime::parse_duration)]
     pub body_timeout: std::time::Duration,
+    /// How long a write to a client may make no progress (a client that stops reading, or
+    /// on HTTP/2 holds an answer with a zero window) before its connection is ended.
+    #[arg(long, env = "DOSSIER_SEND_TIMEOUT", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub send_timeout: std::time::Duration,
     /// Proxies or CDN ranges (CIDR or address; repeat, or separate with commas) whose
     /// Forwarded / X-Forwarded-For (or --client-ip-header) name the client for rate limits.
     #[arg(
@@ -453,7 +462,7 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         None => None,
     };
     let keys = match &shared_keys {
-        Some(shared) => match share_keys(shared, &args.state, now).await {
+        Some(shared) => match share_keys(shared, &args.state, now, args.create_keyring).await {
             Ok(keys) => keys,
             Err(error) => {
                 eprintln!("error: {error}");

@@ -2,11 +2,16 @@
 //!
 //! Once every [`POLL`] the watcher
 //! 1. with a shared store, fetches the keyring from Redis and, when it changed, writes it to
-//!    the state directory's copy (so a restart without Redis still has the newest keys);
+//!    the state directory's copy (so a restart without Redis still has the newest keys).
+//!    A keyring that shares no generation with the one in use is not taken (it was planted,
+//!    or made by an instance that met an emptied Redis): the error is logged and this
+//!    instance keeps its keys. When Redis holds no keyring at all (it lost its data), the
+//!    one in use is published again;
 //! 2. reads the state directory's `keys.json` when the file changed (after
-//!    `dossier keys rotate --state`, or step 1) and, if it differs from the keys in use,
-//!    installs it: new credentials are signed with the new current key at once, and those
-//!    signed by retired keys keep verifying through their overlap;
+//!    `dossier keys rotate --state`, or step 1) and, if it differs from the keys in use and
+//!    shares a generation with them, installs it: new credentials are signed with the new
+//!    current key at once, and those signed by retired keys keep verifying through their
+//!    overlap. Unrelated keys in the file are refused the same way (a restart takes them);
 //! 3. recompiles when the keys were installed, or when a retired key's overlap has just
 //!    ended, so the JWKS always lists exactly the keys that verify.
 //!
@@ -64,18 +69,21 @@ async fn run(app: Arc<App>, state_dir: PathBuf, shared: Option<SharedKeys>) {
                     let text = keyring.to_text();
                     if text != installed {
                         let kid = keyring.current().identity.kid().to_string();
-                        let related = keyring.shares_a_generation(app.auth().keys().keyring());
-                        match app.auth().install_keys(keyring) {
-                            Ok(()) => {
-                                installed = text;
-                                changed = true;
-                                if related {
+                        if !keyring.shares_a_generation(app.auth().keys().keyring()) {
+                            problem = Some(format!(
+                                "{} now holds keys unrelated to those in use (current {kid}); \
+                                 keeping the keys in use. Restart to take the new file",
+                                path.display()
+                            ));
+                        } else {
+                            match app.auth().install_keys(keyring) {
+                                Ok(()) => {
+                                    installed = text;
+                                    changed = true;
                                     tracing::info!(%kid, "picked up a rotated keyring");
-                                } else {
-                                    tracing::warn!(%kid, "the keyring was replaced by unrelated keys; credentials issued before no longer verify");
                                 }
+                                Err(error) => problem = Some(error.to_string()),
                             }
-                            Err(error) => problem = Some(error.to_string()),
                         }
                     }
                 }
@@ -92,7 +100,7 @@ async fn run(app: Arc<App>, state_dir: PathBuf, shared: Option<SharedKeys>) {
         }
         if problem != trouble {
             match &problem {
-                Some(error) => tracing::warn!(%error, "cannot check the keyring for rotations"),
+                Some(error) => tracing::error!(%error, "cannot check the keyring for rotations"),
                 None => tracing::info!("checking the keyring for rotations again"),
             }
             trouble = problem;
@@ -100,19 +108,38 @@ async fn run(app: Arc<App>, state_dir: PathBuf, shared: Option<SharedKeys>) {
     }
 }
 
-/// Copies a keyring rotated in Redis into the state directory.
+/// Copies a keyring rotated in Redis into the state directory, or publishes the one in use
+/// when Redis has lost it. A keyring unrelated to the one in use is refused.
 async fn follow_redis(
     shared: &SharedKeys,
     state_dir: &Path,
     installed: &str,
 ) -> Result<(), String> {
     let Some(text) = shared.fetch().await.map_err(|e| e.message)? else {
+        if shared
+            .publish_if_missing(installed)
+            .await
+            .map_err(|e| e.message)?
+        {
+            tracing::warn!(
+                "Redis held no keyring (it lost its data?); published this instance's keys again"
+            );
+        }
         return Ok(());
     };
     if text == installed {
         return Ok(());
     }
     let keyring = Keyring::parse(&text, Path::new(KEYRING_KEY)).map_err(|e| e.to_string())?;
+    let ours = Keyring::parse(installed, Path::new(KEYRING_FILE)).map_err(|e| e.to_string())?;
+    if !keyring.shares_a_generation(&ours) {
+        return Err(format!(
+            "Redis ({KEYRING_KEY}) holds a keyring unrelated to this instance's (current {}); \
+             keeping this instance's keys. If the deployment's keys were replaced on purpose, \
+             restart the instances with state directories without {KEYRING_FILE}",
+            keyring.current().identity.kid()
+        ));
+    }
     let state_dir = state_dir.to_path_buf();
     tokio::task::spawn_blocking(move || keyring.save(&state_dir))
         .await

@@ -182,6 +182,7 @@ async fn a_rotation_in_redis_reaches_every_instance() {
             state.to_str().unwrap(),
             "--store",
             &redis.url(),
+            "--create-keyring",
             "--base-url",
             "https://info.example.com",
         ])

@@ -18,6 +18,8 @@ fn instance(state: &Path, redis: &str) -> ServerProcess {
         state.to_str().unwrap(),
         "--store",
         redis,
+        // The first instance of a deployment makes its keyring; later ones take it.
+        "--create-keyring",
         "--register-rate-limit",
         "3",
         // Several instances behind one CDN serve one public origin.
@@ -206,4 +208,94 @@ fn an_unreachable_redis_stops_startup_with_a_clear_error() {
     let bad = common::run_dossier(&["serve", "--addr", "127.0.0.1:0", "--store", "mysql://x"]);
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--store"));
+}
+
+fn redis_cli(redis: &RedisServer, args: &[&str]) -> String {
+    let output = std::process::Command::new("redis-cli")
+        .args(["-p", &redis.port.to_string()])
+        .args(args)
+        .output()
+        .expect("redis-cli comes with redis-server");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+async fn jwks_kids(client: &HttpClient, server: &ServerProcess) -> Vec<String> {
+    let reply = client
+        .send(Method::GET, &server.url("/.well-known/jwks.json"), &[], "")
+        .await;
+    reply.json()["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|key| key["kid"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Redis loses its data while A runs. A new instance with no keys must not make the
+/// deployment a new keyring (that would invalidate every credential fleet-wide); A publishes
+/// its own again, and keys planted in Redis that are unrelated to A's are never taken.
+#[tokio::test]
+async fn an_emptied_redis_never_replaces_the_deployments_keys() {
+    let redis = RedisServer::start();
+    let state_a = tempfile::tempdir().unwrap();
+    let a = ServerProcess::start(&[
+        "--state",
+        state_a.path().to_str().unwrap(),
+        "--store",
+        &redis.url(),
+        "--create-keyring",
+    ]);
+    let client = HttpClient::default();
+    let kids = jwks_kids(&client, &a).await;
+    let token = access_token(&client, &a).await;
+    let keyring_a = std::fs::read(state_a.path().join("keys.json")).unwrap();
+
+    assert_eq!(redis_cli(&redis, &["FLUSHALL"]), "OK");
+    // Within the second the key watcher takes, A publishes its keyring again.
+    let published = common::eventually(10, "A publishes its keyring again", || async {
+        let text = redis_cli(&redis, &["GET", "dossier:keys:keyring"]);
+        (!text.is_empty()).then_some(text)
+    })
+    .await;
+    assert_eq!(published.as_bytes(), &keyring_a[..]);
+
+    // Had Redis still been empty, a fresh instance without --create-keyring is refused...
+    let empty = RedisServer::start();
+    let state_b = tempfile::tempdir().unwrap();
+    let refused = common::run_dossier(&[
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--state",
+        state_b.path().to_str().unwrap(),
+        "--store",
+        &empty.url(),
+    ]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("--create-keyring"), "{stderr}");
+    assert!(!state_b.path().join("keys.json").exists());
+    // ...and with Redis refilled by A, it takes A's keys.
+    let b = ServerProcess::start(&[
+        "--state",
+        state_b.path().to_str().unwrap(),
+        "--store",
+        &redis.url(),
+    ]);
+    assert_eq!(jwks_kids(&client, &b).await, kids);
+    assert_eq!(common::api_with(&client, &b, &token).await, StatusCode::OK);
+
+    // Keys planted in Redis that share nothing with A's are refused: A keeps its keys and
+    // its copy, and credentials issued before keep working.
+    let planted = tempfile::tempdir().unwrap();
+    let foreign = dossier::auth::keys::Keyring::load_or_create(planted.path(), 0).unwrap();
+    redis_cli(&redis, &["SET", "dossier:keys:keyring", &foreign.to_text()]);
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    assert_eq!(jwks_kids(&client, &a).await, kids);
+    assert_eq!(
+        std::fs::read(state_a.path().join("keys.json")).unwrap(),
+        keyring_a
+    );
+    assert_eq!(common::api_with(&client, &a, &token).await, StatusCode::OK);
 }

@@ -195,6 +195,13 @@ pub struct VerifiedTokens {
 impl VerifiedTokens {
     pub const CAPACITY: usize = 10_000;
 
+    /// Forgets every token (the keys changed).
+    pub fn clear(&self) {
+        if let Ok(mut tokens) = self.tokens.write() {
+            tokens.clear();
+        }
+    }
+
     pub fn get(&self, token: &str) -> Option<Arc<Verified>> {
         self.tokens.read().ok()?.get(token).cloned()
     }

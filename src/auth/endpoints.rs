@@ -434,6 +434,9 @@ impl AuthService {
     pub fn install_keys(&self, keyring: Keyring) -> Result<(), CryptoError> {
         self.keys
             .store(Arc::new(ActiveKeys::new(keyring, &self.policy)?));
+        // A token verified with a key the new keyring no longer has must not stay accepted
+        // from the cache: every token is verified again with the keys now in use.
+        self.verified.clear();
         Ok(())
     }
 
@@ -939,6 +942,29 @@ mod tests {
             .as_str()
             .unwrap()
             .to_string()
+    }
+
+    #[tokio::test]
+    async fn a_token_is_checked_again_when_the_keys_change() {
+        let state = tempfile::tempdir().unwrap();
+        let service = service(state.path(), RateLimits::default());
+        let now = SystemTime::now();
+        let access = json(&token(&service, post(FORM, "grant_type=client_credentials")).await)
+            ["access_token"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // Verified once, so the next check is answered from the cache.
+        assert!(service.check_access_token(&access, now).is_ok());
+        assert!(service.check_access_token(&access, now).is_ok());
+        let unix = crate::clock::unix_seconds(now);
+        service
+            .install_keys(Keyring::generate(unix).unwrap())
+            .unwrap();
+        assert!(
+            service.check_access_token(&access, now).is_err(),
+            "a token whose key is gone is refused at once, not served from the cache"
+        );
     }
 
     #[tokio::test]

@@ -9,6 +9,12 @@
 //! replaces the keyring in Redis with a compare-and-set, so two rotations at once cannot
 //! lose a key; running instances fetch it every second ([`SharedKeys::fetch`]) and write
 //! it to their copy, where the key watcher picks it up.
+//!
+//! Redis is a cache of the deployment's keys, not their owner: it can lose its data (a
+//! flush, a failover to an empty replica), and anyone who can write to it could plant keys.
+//! So a fresh keyring is made only when asked for (`serve --create-keyring`, the first start
+//! of a deployment); a running instance never takes a keyring that shares no generation
+//! with its own, and publishes its own again when Redis has none.
 
 use std::path::Path;
 use std::time::Duration;
@@ -91,6 +97,11 @@ impl SharedKeys {
         Ok(swapped == 1)
     }
 
+    /// Publishes `keyring` if Redis holds none (it lost its data); false when it holds one.
+    pub async fn publish_if_missing(&self, keyring: &str) -> Result<bool, StoreError> {
+        self.replace(None, keyring).await
+    }
+
     /// The shared keyring, parsed; `None` when no instance has published one yet.
     pub async fn load(&self) -> Result<Option<Keyring>, StoreError> {
         self.fetch()
@@ -127,12 +138,15 @@ impl SharedKeys {
 /// Makes the keyring in `state_dir` and the one in Redis the same, and returns it. Redis is
 /// the truth once it has one: a missing or older local copy is replaced by it. A local
 /// keyring is published when Redis has none (first come wins); a fresh one is created when
-/// neither has one. Keyrings with no generation in common belong to different deployments:
-/// that is an error naming the file, and nothing is changed.
+/// neither has one only if `create` says so (else that is an error: Redis may have lost
+/// the deployment's keys, which a running instance will publish again). Keyrings with no
+/// generation in common belong to different deployments: that is an error naming the file,
+/// and nothing is changed.
 pub async fn share_keys(
     shared: &SharedKeys,
     state_dir: &Path,
     now: u64,
+    create: bool,
 ) -> Result<Keyring, StoreError> {
     let local_path = state_dir.join(KEYRING_FILE);
     for _ in 0..10 {
@@ -167,7 +181,20 @@ pub async fn share_keys(
                 let fresh = local.is_none();
                 let ours = match local {
                     Some(ours) => ours,
-                    None => Keyring::generate(now).map_err(key_error)?,
+                    None if create => Keyring::generate(now).map_err(key_error)?,
+                    None => {
+                        return Err(StoreError {
+                            message: format!(
+                                "neither Redis ({KEYRING_KEY}) nor {} holds a keyring. On the first start \
+                                 of a deployment, add --create-keyring to make one. If the deployment \
+                                 already has keys, Redis has lost them: a running instance publishes \
+                                 them again within a second, or copy {KEYRING_FILE} from another \
+                                 instance or a backup into the state directory",
+                                state_dir.display()
+                            ),
+                            retry_after: Duration::from_secs(1),
+                        })
+                    }
                 };
                 if shared.replace(None, &ours.to_text()).await? {
                     if fresh {
