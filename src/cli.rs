@@ -721,6 +721,7 @@ fn connection_limits(args: &ServeArgs) -> ConnectionLimits {
         total: args.max_connections.max(1),
         per_client: args.max_connections_per_client.max(1),
         body_timeout: args.body_timeout.max(std::time::Duration::from_millis(100)),
+        send_timeout: args.send_timeout.max(std::time::Duration::from_millis(100)),
     };
     // Room for the listener, the state files, the watcher and refused sockets in flight.
     const RESERVED: u64 = 256;

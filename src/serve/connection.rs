@@ -18,7 +18,7 @@ use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -49,6 +49,20 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// that answers pings could hold its share of the connection caps forever.
 pub const HTTP2_IDLE_TIMEOUT: Duration = HEADER_READ_TIMEOUT;
 
+/// A connection asked to finish (idle HTTP/2, or shutting down) is dropped if it has not
+/// finished within this time: a client that stops reading cannot keep it open after GOAWAY.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Bytes of answers one HTTP/2 connection may have waiting for its client to read them
+/// before its next request waits. Together with one answer made while under it, and the
+/// frames already handed to HTTP/2 (16 KiB per stream), this bounds the memory one
+/// connection can pin.
+pub const MAX_QUEUED_RESPONSE_BYTES: usize = 1024 * 1024;
+
+/// Answers are handed to HTTP/2 in pieces of this size (its default frame size), so that
+/// each piece taken is a sign that the client's window let the previous one through.
+const HTTP2_PIECE: usize = 16 * 1024;
+
 /// How many connections may be open at once, and how long a request body may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnectionLimits {
@@ -58,7 +72,13 @@ pub struct ConnectionLimits {
     pub per_client: usize,
     /// The whole request body must arrive within this time (else 408).
     pub body_timeout: Duration,
+    /// A write to the client (or on HTTP/2, an answer) that makes no progress for this long
+    /// ends the connection.
+    pub send_timeout: Duration,
 }
+
+/// `--send-timeout`'s default.
+pub const DEFAULT_SEND_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Default for ConnectionLimits {
     fn default() -> Self {
@@ -66,6 +86,7 @@ impl Default for ConnectionLimits {
             total: 10_000,
             per_client: 128,
             body_timeout: Duration::from_secs(10),
+            send_timeout: DEFAULT_SEND_TIMEOUT,
         }
     }
 }
@@ -263,7 +284,9 @@ impl Protocols {
 
     /// Serves one connection in `protocol`, answering with `handler`, until it ends. It is
     /// asked to finish (after the responses under way) when `stop` changes or its sender is
-    /// dropped, and on HTTP/2 also after [`HTTP2_IDLE_TIMEOUT`] without a request.
+    /// dropped, and on HTTP/2 also after [`HTTP2_IDLE_TIMEOUT`] without a request; it is
+    /// dropped [`SHUTDOWN_GRACE`] after that, or at once on HTTP/2 when an answer has made
+    /// no progress for `send_timeout`.
     async fn serve<I, H, F>(
         &self,
         io: I,
@@ -271,6 +294,7 @@ impl Protocols {
         handler: H,
         stop: watch::Receiver<()>,
         peer: SocketAddr,
+        send_timeout: Duration,
     ) where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
         H: Fn(SocketAddr, Request<Incoming>) -> F + Send + Sync + 'static,
@@ -292,17 +316,16 @@ impl Protocols {
             }
             Protocol::Http2 => {
                 // hyper has no idle timeout for HTTP/2 (its pings only find peers that are
-                // gone), so requests in progress are counted here.
-                let activity = Arc::new(Activity::new());
-                let requests = Arc::clone(&activity);
+                // gone), and flow control is out of sight of the socket, so the answers in
+                // progress are counted here.
+                let streams = Arc::new(Http2Streams::new(send_timeout));
+                let answers = Arc::clone(&streams);
+                let handler = Arc::new(handler);
                 let service = service_fn(move |request| {
-                    let in_progress = requests.begin();
-                    let answered = CatchPanic::call(|| handler(peer, request));
-                    async move {
-                        let response = answered.await;
-                        drop(in_progress);
-                        response
-                    }
+                    let handler = Arc::clone(&handler);
+                    // The handler runs only once the connection's queue has room, so no
+                    // answer is made (and held) while the client is not reading.
+                    Arc::clone(&answers).answer(move || CatchPanic::call(|| handler(peer, request)))
                 });
                 let connection =
                     std::pin::pin!(self.http2.serve_connection(TokioIo::new(io), service));
@@ -310,106 +333,460 @@ impl Protocols {
                     connection,
                     |connection| connection.graceful_shutdown(),
                     stop,
-                    activity.idle(HTTP2_IDLE_TIMEOUT),
+                    streams.watch(HTTP2_IDLE_TIMEOUT),
                 )
                 .await
             }
         };
-        if let Err(error) = ended {
-            tracing::debug!(%peer, %error, "connection ended with an error");
+        match ended {
+            Ended::Closed(Ok(())) => {}
+            Ended::Closed(Err(error)) => {
+                tracing::debug!(%peer, %error, "connection ended with an error");
+            }
+            Ended::Dropped(reason) => tracing::debug!(%peer, reason, "connection dropped"),
         }
     }
 }
 
-/// Drives `connection` to its end. When `stop` changes (or its sender is gone) or `idle`
-/// completes, the connection is asked once to finish gracefully with `finish`: HTTP/1
+/// How [`until_ended`] ended a connection.
+enum Ended<T> {
+    /// The protocol closed it (after a graceful finish, an error or the client leaving).
+    Closed(T),
+    /// It was cut off: the reason, for the log.
+    Dropped(&'static str),
+}
+
+/// What the watcher of a connection found (see [`Http2Streams::watch`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Watched {
+    /// No request in progress for the idle time: ask the connection to finish.
+    Idle,
+    /// An answer made no progress for the send timeout: drop the connection.
+    Stalled,
+}
+
+/// Drives `connection` to its end. When `stop` changes (or its sender is gone) or `watch`
+/// says the connection is idle, it is asked once to finish gracefully with `finish`: HTTP/1
 /// closes after the response under way, HTTP/2 sends GOAWAY and lets open streams finish.
+/// A connection that has not finished [`SHUTDOWN_GRACE`] after that, or that `watch` finds
+/// stalled, is dropped.
 async fn until_ended<C>(
     mut connection: Pin<&mut C>,
     finish: impl Fn(Pin<&mut C>),
     mut stop: watch::Receiver<()>,
-    idle: impl Future<Output = ()>,
-) -> C::Output
+    watch: impl Future<Output = Watched>,
+) -> Ended<C::Output>
 where
     C: Future,
 {
-    let mut idle = std::pin::pin!(idle);
+    let mut watch = std::pin::pin!(watch);
+    let grace = tokio::time::sleep(Duration::MAX);
+    let mut grace = std::pin::pin!(grace);
     let mut asked = false;
+    let mut watching = true;
     loop {
         // Biased: the connection is polled first, as it is on almost every wake-up.
         tokio::select! {
             biased;
-            ended = connection.as_mut() => return ended,
+            ended = connection.as_mut() => return Ended::Closed(ended),
             _ = stop.changed(), if !asked => {
                 asked = true;
                 finish(connection.as_mut());
+                grace.as_mut().reset(tokio::time::Instant::now() + SHUTDOWN_GRACE);
             }
-            () = idle.as_mut(), if !asked => {
-                asked = true;
-                finish(connection.as_mut());
+            watched = watch.as_mut(), if watching => {
+                watching = false;
+                match watched {
+                    Watched::Stalled => return Ended::Dropped("an answer made no progress for the send timeout"),
+                    Watched::Idle if !asked => {
+                        asked = true;
+                        finish(connection.as_mut());
+                        grace.as_mut().reset(tokio::time::Instant::now() + SHUTDOWN_GRACE);
+                    }
+                    Watched::Idle => {}
+                }
+            }
+            () = grace.as_mut(), if asked => {
+                return Ended::Dropped("it did not finish within the shutdown grace");
             }
         }
     }
 }
 
-/// Requests in progress on one HTTP/2 connection, and when one last started or ended.
-struct Activity {
+/// The answers of one HTTP/2 connection: how many requests are being answered, which
+/// answers are being sent and when each last made progress, and how many of their bytes
+/// wait for the client. Shared by the connection's streams (tasks on the same thread), so
+/// the lock is never contended for long.
+struct Http2Streams {
     opened: tokio::time::Instant,
-    in_progress: AtomicUsize,
-    /// Milliseconds after `opened`.
-    last_change: AtomicU64,
+    send_timeout: Duration,
+    state: Mutex<StreamsState>,
+    /// Woken when queued bytes fall below [`MAX_QUEUED_RESPONSE_BYTES`].
+    drained: tokio::sync::Notify,
+    /// One request at a time is between "the queue has room" and "its answer is charged",
+    /// so the queue overshoots its cap by at most one answer.
+    turn: tokio::sync::Mutex<()>,
 }
 
-/// One request in progress on an [`Activity`]; counts as ended when dropped (answered, or
-/// its stream reset).
-struct InProgress(Arc<Activity>);
+#[derive(Default)]
+struct StreamsState {
+    /// Requests whose handler has not returned yet.
+    answering: usize,
+    /// For each answer being sent, when it last made progress (milliseconds after
+    /// `opened`); `None` is a free slot.
+    sending: Vec<Option<u64>>,
+    /// Bytes of answers not yet handed to HTTP/2.
+    queued: usize,
+    /// Requests waiting for the queue to drain.
+    waiting: usize,
+    /// When a request last started or an answer last finished (milliseconds after `opened`).
+    last_change: u64,
+}
 
-impl Activity {
-    fn new() -> Activity {
-        Activity {
+impl StreamsState {
+    fn in_progress(&self) -> bool {
+        self.answering > 0 || self.sending.iter().any(Option::is_some)
+    }
+}
+
+impl Http2Streams {
+    fn new(send_timeout: Duration) -> Http2Streams {
+        Http2Streams {
             opened: tokio::time::Instant::now(),
-            in_progress: AtomicUsize::new(0),
-            last_change: AtomicU64::new(0),
+            send_timeout,
+            state: Mutex::new(StreamsState::default()),
+            drained: tokio::sync::Notify::new(),
+            turn: tokio::sync::Mutex::new(()),
         }
     }
 
-    fn begin(self: &Arc<Self>) -> InProgress {
-        self.in_progress.fetch_add(1, Ordering::Relaxed);
-        self.touch();
-        InProgress(Arc::clone(self))
+    fn now(&self) -> u64 {
+        u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    fn touch(&self) {
-        let since = self.opened.elapsed().as_millis();
-        self.last_change
-            .store(u64::try_from(since).unwrap_or(u64::MAX), Ordering::Relaxed);
+    fn state(&self) -> std::sync::MutexGuard<'_, StreamsState> {
+        // A panic never happens while the lock is held (only counters change under it).
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Completes once no request has been in progress for `timeout`.
-    async fn idle(&self, timeout: Duration) {
-        let mut deadline = self.opened + timeout;
+    /// Answers one request with `make` once the queue has room, then charges the answer's
+    /// bytes to the queue and sends it in pieces.
+    fn answer<F>(
+        self: Arc<Self>,
+        make: impl FnOnce() -> F + Send,
+    ) -> impl Future<Output = Result<Response<Sending>, Infallible>> + Send
+    where
+        F: Future<Output = Result<Response<Body>, Infallible>> + Send,
+    {
+        let answering = Answering::begin(Arc::clone(&self));
+        async move {
+            let turn = self.turn.lock().await;
+            self.room().await;
+            let response = make()
+                .await
+                .map(|response| response.map(|body| Sending::new(body, &self)));
+            drop(turn);
+            drop(answering);
+            response
+        }
+    }
+
+    /// Completes once fewer than [`MAX_QUEUED_RESPONSE_BYTES`] wait to be sent. It cannot
+    /// wait for ever: the bytes are held by answers being sent, and one that makes no
+    /// progress ends the connection.
+    async fn room(&self) {
+        loop {
+            let drained = self.drained.notified();
+            {
+                let mut state = self.state();
+                if state.queued < MAX_QUEUED_RESPONSE_BYTES {
+                    return;
+                }
+                state.waiting += 1;
+            }
+            drained.await;
+            self.state().waiting -= 1;
+        }
+    }
+
+    /// Takes `bytes` off the queue (handed to HTTP/2, or dropped); `slot`'s answer made
+    /// progress now, or ended when `end` is set.
+    fn progress(&self, slot: usize, bytes: usize, end: bool) {
+        let now = self.now();
+        let mut state = self.state();
+        state.queued = state.queued.saturating_sub(bytes);
+        if let Some(entry) = state.sending.get_mut(slot) {
+            *entry = if end { None } else { Some(now) };
+        }
+        if end {
+            state.last_change = now;
+        }
+        let wake = state.waiting > 0 && state.queued < MAX_QUEUED_RESPONSE_BYTES;
+        drop(state);
+        if wake {
+            self.drained.notify_waiters();
+        }
+    }
+
+    /// Completes when the connection should finish (nothing in progress for `idle`) or be
+    /// dropped (an answer stalled for the send timeout).
+    async fn watch(&self, idle: Duration) -> Watched {
+        let mut deadline = self.opened + idle;
         loop {
             tokio::time::sleep_until(deadline).await;
-            let now = tokio::time::Instant::now();
-            if self.in_progress.load(Ordering::Relaxed) > 0 {
-                deadline = now + timeout;
-                continue;
+            let now = self.now();
+            let state = self.state();
+            let stalled_since = state.sending.iter().flatten().min().copied();
+            let mut next = now.saturating_add(idle.as_millis() as u64);
+            if let Some(since) = stalled_since {
+                let limit = since.saturating_add(self.send_timeout.as_millis() as u64);
+                if limit <= now {
+                    return Watched::Stalled;
+                }
+                next = next.min(limit);
             }
-            let quiet_since =
-                self.opened + Duration::from_millis(self.last_change.load(Ordering::Relaxed));
-            if quiet_since + timeout <= now {
-                return;
+            if !state.in_progress() {
+                let limit = state.last_change.saturating_add(idle.as_millis() as u64);
+                if limit <= now {
+                    return Watched::Idle;
+                }
+                next = next.min(limit);
             }
-            deadline = quiet_since + timeout;
+            drop(state);
+            deadline = self.opened + Duration::from_millis(next);
         }
     }
 }
 
-impl Drop for InProgress {
-    fn drop(&mut self) {
-        self.0.in_progress.fetch_sub(1, Ordering::Relaxed);
-        self.0.touch();
+/// One request being answered on an [`Http2Streams`]; counts as ended when dropped
+/// (answered, or its stream reset).
+struct Answering(Arc<Http2Streams>);
+
+impl Answering {
+    fn begin(streams: Arc<Http2Streams>) -> Answering {
+        {
+            let now = streams.now();
+            let mut state = streams.state();
+            state.answering += 1;
+            state.last_change = now;
+        }
+        Answering(streams)
     }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        let now = self.0.now();
+        let mut state = self.0.state();
+        state.answering -= 1;
+        state.last_change = now;
+    }
+}
+
+/// An answer's body on HTTP/2: charged to its connection's queue when made, handed over in
+/// pieces of [`HTTP2_PIECE`] bytes, each taken piece counting as progress. Dropped when the
+/// stream is done (sent or reset), which takes it off the connection's books.
+pub struct Sending {
+    body: Body,
+    /// What is left of the last buffer taken from `body`.
+    rest: bytes::Bytes,
+    streams: Arc<Http2Streams>,
+    slot: usize,
+}
+
+impl Sending {
+    fn new(body: Body, streams: &Arc<Http2Streams>) -> Sending {
+        use hyper::body::Body as _;
+        let bytes = usize::try_from(body.size_hint().lower()).unwrap_or(usize::MAX);
+        let now = streams.now();
+        let slot = {
+            let mut state = streams.state();
+            state.queued = state.queued.saturating_add(bytes);
+            match state.sending.iter().position(Option::is_none) {
+                Some(free) => {
+                    state.sending[free] = Some(now);
+                    free
+                }
+                None => {
+                    state.sending.push(Some(now));
+                    state.sending.len() - 1
+                }
+            }
+        };
+        Sending {
+            body,
+            rest: bytes::Bytes::new(),
+            streams: Arc::clone(streams),
+            slot,
+        }
+    }
+
+    fn unsent(&self) -> usize {
+        use hyper::body::Body as _;
+        let body = usize::try_from(self.body.size_hint().lower()).unwrap_or(usize::MAX);
+        body.saturating_add(self.rest.len())
+    }
+}
+
+impl hyper::body::Body for Sending {
+    type Data = bytes::Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<bytes::Bytes>, Infallible>>> {
+        let this = self.get_mut();
+        if this.rest.is_empty() {
+            match Pin::new(&mut this.body).poll_frame(cx) {
+                Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                    Ok(data) => this.rest = data,
+                    Err(frame) => return Poll::Ready(Some(Ok(frame))),
+                },
+                other => return other,
+            }
+        }
+        let piece = this.rest.split_to(this.rest.len().min(HTTP2_PIECE));
+        this.streams.progress(this.slot, piece.len(), false);
+        Poll::Ready(Some(Ok(hyper::body::Frame::data(piece))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.rest.is_empty() && self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        hyper::body::SizeHint::with_exact(self.unsent() as u64)
+    }
+}
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        self.streams.progress(self.slot, self.unsent(), true);
+    }
+}
+
+/// A socket whose writes fail with `TimedOut` once one has made no progress for the send
+/// timeout: a client that stops reading is dropped, not kept open by a write that never
+/// ends. Under TLS it wraps the TCP stream, so it sees the bytes actually leaving.
+struct SendDeadline<T> {
+    inner: T,
+    timeout: Duration,
+    /// Armed by the first write that cannot proceed; disarmed by any write that does.
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<T> SendDeadline<T> {
+    fn new(inner: T, timeout: Duration) -> SendDeadline<T> {
+        SendDeadline {
+            inner,
+            timeout,
+            stalled: None,
+        }
+    }
+
+    fn check<R>(
+        &mut self,
+        cx: &mut Context<'_>,
+        polled: Poll<std::io::Result<R>>,
+    ) -> Poll<std::io::Result<R>> {
+        match polled {
+            Poll::Pending => {
+                let timeout = self.timeout;
+                let stalled = self
+                    .stalled
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+                match stalled.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the client read nothing for the send timeout",
+                    ))),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+            ready => {
+                self.stalled = None;
+                ready
+            }
+        }
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for SendDeadline<T> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for SendDeadline<T> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_write(cx, buf);
+        this.check(cx, polled)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        this.check(cx, polled)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_flush(cx);
+        this.check(cx, polled)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_shutdown(cx);
+        this.check(cx, polled)
+    }
+}
+
+/// Tells the kernel to give up on a connection whose sent data has gone unacknowledged
+/// for `timeout` (`TCP_USER_TIMEOUT`), so a peer that vanished, or shrank its receive
+/// window to nothing, is dropped by the kernel too.
+fn set_user_timeout(stream: &std::net::TcpStream, timeout: Duration) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let millis = libc::c_uint::try_from(timeout.as_millis()).unwrap_or(libc::c_uint::MAX);
+        // SAFETY: setsockopt reads `size_of::<c_uint>()` bytes from the pointer, which
+        // points at `millis`, alive for the call; the descriptor is the stream's own.
+        let set = unsafe {
+            libc::setsockopt(
+                stream.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_USER_TIMEOUT,
+                (&millis as *const libc::c_uint).cast(),
+                std::mem::size_of::<libc::c_uint>() as libc::socklen_t,
+            )
+        };
+        if set != 0 {
+            tracing::debug!(error = %std::io::Error::last_os_error(), "TCP_USER_TIMEOUT not set");
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (stream, timeout);
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -426,7 +803,7 @@ enum Protocol {
 /// It reads rather than peeks: a peek sees the same bytes again and again, so waiting for
 /// more of a partial preface would be a polling loop (and a client that closed after part
 /// of it would never look closed).
-async fn sniff(mut stream: TcpStream) -> Option<(Protocol, Rewind<TcpStream>)> {
+async fn sniff<S: AsyncRead + Unpin>(mut stream: S) -> Option<(Protocol, Rewind<S>)> {
     let deadline = tokio::time::Instant::now() + HEADER_READ_TIMEOUT;
     let mut start = [0u8; HTTP2_PREFACE.len()];
     let mut seen = 0;
@@ -517,6 +894,8 @@ struct Accepted {
     stream: std::net::TcpStream,
     peer: SocketAddr,
     permit: Permit,
+    /// The listener's [`ConnectionLimits::send_timeout`].
+    send_timeout: Duration,
     load: Load,
 }
 
@@ -599,10 +978,12 @@ where
             stream,
             peer,
             permit,
+            send_timeout,
             load,
         } = accepted;
+        set_user_timeout(&stream, send_timeout);
         let stream = match TcpStream::from_std(stream) {
-            Ok(stream) => stream,
+            Ok(stream) => SendDeadline::new(stream, send_timeout),
             Err(error) => {
                 tracing::warn!(%peer, %error, "cannot register a connection with this thread");
                 return;
@@ -616,7 +997,9 @@ where
             match tls {
                 None => {
                     if let Some((protocol, stream)) = sniff(stream).await {
-                        protocols.serve(stream, protocol, handler, stop, peer).await;
+                        protocols
+                            .serve(stream, protocol, handler, stop, peer, send_timeout)
+                            .await;
                     }
                 }
                 Some(acceptor) => {
@@ -639,7 +1022,9 @@ where
                         Some(b"h2") => Protocol::Http2,
                         _ => Protocol::Http1,
                     };
-                    protocols.serve(stream, protocol, handler, stop, peer).await;
+                    protocols
+                        .serve(stream, protocol, handler, stop, peer, send_timeout)
+                        .await;
                 }
             }
             drop((permit, load));
@@ -651,7 +1036,7 @@ where
         let _ = self.stop.send(());
         tokio::select! {
             () = self.stop.closed() => {}
-            () = tokio::time::sleep(Duration::from_secs(10)) => {
+            () = tokio::time::sleep(SHUTDOWN_GRACE) => {
                 tracing::warn!("open connections did not finish within 10 s; closing");
             }
         }
@@ -733,6 +1118,7 @@ where
             stream,
             peer,
             permit,
+            send_timeout: gate.limits.send_timeout,
             load: lane(chosen).take(),
         };
         match chosen {
