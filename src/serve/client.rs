@@ -113,17 +113,19 @@ impl TrustedProxies {
         }
         let hops = |name: &HeaderName| {
             // Later header lines were added by later proxies: the last line's last entry is
-            // the nearest hop.
-            let lines: Vec<&str> = headers
+            // the nearest hop. Entries are split as bytes, so one that is not text (a
+            // client's, left of ours on a merged line) spoils only itself.
+            let lines: Vec<&[u8]> = headers
                 .get_all(name)
                 .iter()
-                .map(|value| value.to_str().unwrap_or(""))
+                .map(|value| value.as_bytes())
                 .collect();
             lines
                 .into_iter()
                 .rev()
-                .flat_map(|line| line.rsplit(','))
+                .flat_map(|line| line.rsplit(|byte| *byte == b','))
                 .take(MAX_HOPS)
+                .map(|hop| std::str::from_utf8(hop).unwrap_or("\u{fffd}"))
                 .collect::<Vec<&str>>()
         };
         let nearest_first: Vec<Option<IpAddr>> = match &self.header {
@@ -288,6 +290,23 @@ mod tests {
         // Named X-Forwarded-For is the default, spelled out.
         let spelled = TrustedProxies::new(&["127.0.0.1".into()], Some("X-Forwarded-For")).unwrap();
         assert_eq!(spelled.header, ClientHeader::XForwardedFor);
+    }
+
+    #[test]
+    fn a_client_entry_that_is_not_text_spoils_only_itself() {
+        // nginx merges the client's own X-Forwarded-For and the address it saw into one
+        // line; a byte that is not ASCII on the client's side must not make the whole line
+        // unreadable (which would count the client as the proxy).
+        let proxies = TrustedProxies::new(&["127.0.0.1".into()], None).unwrap();
+        let mut sent = HeaderMap::new();
+        sent.append(
+            X_FORWARDED_FOR,
+            HeaderValue::from_bytes(b"1.1.1.\xff, 198.51.100.7").unwrap(),
+        );
+        assert_eq!(
+            proxies.client_address(peer("127.0.0.1"), &sent),
+            "198.51.100.7".parse::<IpAddr>().unwrap()
+        );
     }
 
     #[test]
