@@ -5,8 +5,9 @@
 //!    the state directory's copy (so a restart without Redis still has the newest keys).
 //!    A keyring that shares no generation with the one in use is not taken (it was planted,
 //!    or made by an instance that met an emptied Redis): the error is logged and this
-//!    instance keeps its keys. When Redis holds no keyring at all (it lost its data), the
-//!    one in use is published again;
+//!    instance keeps its keys. When Redis holds no keyring at all (it lost its data), or
+//!    an older one (without the current generation in use here: a replica that lagged
+//!    behind a rotation), the one in use is published again;
 //! 2. reads the state directory's `keys.json` when the file changed (after
 //!    `dossier keys rotate --state`, or step 1) and, if it differs from the keys in use and
 //!    shares a generation with them, installs it: new credentials are signed with the new
@@ -132,6 +133,20 @@ async fn follow_redis(
     }
     let keyring = Keyring::parse(&text, Path::new(KEYRING_KEY)).map_err(|e| e.to_string())?;
     let ours = Keyring::parse(installed, Path::new(KEYRING_FILE)).map_err(|e| e.to_string())?;
+    if keyring.shares_a_generation(&ours) && !keyring.follows(&ours) {
+        // Older than ours (a replica that lagged behind a rotation): taking it would make
+        // a retired key sign again. Ours goes back, unless it changed meanwhile.
+        if shared
+            .replace_if_unchanged(&text, installed)
+            .await
+            .map_err(|e| e.message)?
+        {
+            tracing::warn!(
+                "Redis held an older keyring than this instance's; published this instance's again"
+            );
+        }
+        return Ok(());
+    }
     if !keyring.shares_a_generation(&ours) {
         return Err(format!(
             "Redis ({KEYRING_KEY}) holds a keyring unrelated to this instance's (current {}); \

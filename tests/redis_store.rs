@@ -303,4 +303,43 @@ async fn an_emptied_redis_never_replaces_the_deployments_keys() {
         keyring_a
     );
     assert_eq!(common::api_with(&client, &a, &token).await, StatusCode::OK);
+
+    // A's keyring goes back; after a rotation, a replica that lagged behind it hands back
+    // the keyring from before: it is not taken (a retired key would sign again), and the
+    // rotated one is published again.
+    redis_cli(
+        &redis,
+        &[
+            "SET",
+            "dossier:keys:keyring",
+            &String::from_utf8_lossy(&keyring_a),
+        ],
+    );
+    let rotated = common::run_dossier(&["keys", "rotate", "--store", &redis.url()]);
+    assert!(rotated.status.success(), "{rotated:?}");
+    let after = common::eventually(10, "A takes the rotation", || async {
+        let kids = jwks_kids(&client, &a).await;
+        (kids.len() == 2).then_some(kids)
+    })
+    .await;
+    let rotated_text = redis_cli(&redis, &["GET", "dossier:keys:keyring"]);
+    redis_cli(
+        &redis,
+        &[
+            "SET",
+            "dossier:keys:keyring",
+            &String::from_utf8_lossy(&keyring_a),
+        ],
+    );
+    common::eventually(10, "the rotated keyring is published again", || async {
+        (redis_cli(&redis, &["GET", "dossier:keys:keyring"]) == rotated_text).then_some(())
+    })
+    .await;
+    assert_eq!(jwks_kids(&client, &a).await, after);
+    let on_b = common::eventually(10, "B takes the rotation", || async {
+        let kids = jwks_kids(&client, &b).await;
+        (kids.len() == 2).then_some(kids)
+    })
+    .await;
+    assert_eq!(on_b, after);
 }

@@ -385,6 +385,15 @@ impl Keyring {
     }
 
     /// Whether `other` holds a generation of this keyring: the two belong to one deployment.
+    /// Whether `self` has `other`'s current generation: it is `other` or a rotation of it,
+    /// never an older keyring (which would bring back a retired key to sign with).
+    pub fn follows(&self, other: &Keyring) -> bool {
+        let current = other.current().identity.kid();
+        self.generations
+            .iter()
+            .any(|generation| generation.identity.kid() == current)
+    }
+
     pub fn shares_a_generation(&self, other: &Keyring) -> bool {
         self.generations.iter().any(|mine| {
             other

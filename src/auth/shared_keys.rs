@@ -97,6 +97,15 @@ impl SharedKeys {
         Ok(swapped == 1)
     }
 
+    /// Replaces `expected` with `keyring` unless another writer changed it first.
+    pub async fn replace_if_unchanged(
+        &self,
+        expected: &str,
+        keyring: &str,
+    ) -> Result<bool, StoreError> {
+        self.replace(Some(expected), keyring).await
+    }
+
     /// Publishes `keyring` if Redis holds none (it lost its data); false when it holds one.
     pub async fn publish_if_missing(&self, keyring: &str) -> Result<bool, StoreError> {
         self.replace(None, keyring).await
@@ -151,7 +160,12 @@ pub async fn share_keys(
     let local_path = state_dir.join(KEYRING_FILE);
     for _ in 0..10 {
         let local = Keyring::load(state_dir).map_err(key_error)?;
-        match (shared.load().await?, local) {
+        let text = shared.fetch().await?;
+        let theirs = text
+            .as_deref()
+            .map(|text| Keyring::parse(text, Path::new(KEYRING_KEY)).map_err(key_error))
+            .transpose()?;
+        match (theirs, local) {
             (Some(theirs), None) => {
                 theirs.save(state_dir).map_err(key_error)?;
                 tracing::info!(file = %local_path.display(), "took the shared keyring from Redis");
@@ -160,6 +174,14 @@ pub async fn share_keys(
             (Some(theirs), Some(ours)) => {
                 if theirs.to_text() == ours.to_text() {
                     return Ok(ours);
+                }
+                if theirs.shares_a_generation(&ours) && !theirs.follows(&ours) {
+                    // Older than ours (a replica behind a rotation): ours is the newer truth.
+                    if shared.replace(text.as_deref(), &ours.to_text()).await? {
+                        tracing::warn!("Redis held an older keyring than this state directory's; published this one");
+                        return Ok(ours);
+                    }
+                    continue;
                 }
                 if !theirs.shares_a_generation(&ours) {
                     return Err(StoreError {
