@@ -37,6 +37,15 @@ struct BigAnswers {
 
 impl BigAnswers {
     async fn start(size: usize, tls: Option<Arc<Tls>>) -> BigAnswers {
+        BigAnswers::start_behind(size, tls, TrustedProxies::default()).await
+    }
+
+    /// The same, with `proxies` as the operator's trusted proxies.
+    async fn start_behind(
+        size: usize,
+        tls: Option<Arc<Tls>>,
+        proxies: TrustedProxies,
+    ) -> BigAnswers {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
         let calls = Arc::new(AtomicUsize::new(0));
@@ -49,7 +58,7 @@ impl BigAnswers {
                 send_timeout: SEND_TIMEOUT,
                 ..ConnectionLimits::default()
             }),
-            TrustedProxies::default(),
+            proxies,
             tls,
             Vec::new(),
             async move {
@@ -226,6 +235,23 @@ async fn http2_a_zero_window_cannot_pin_answers_or_the_connection() {
         server.calls() <= 2,
         "{} answers of 2 MiB were made for a client that reads none",
         server.calls()
+    );
+}
+
+/// A trusted proxy's HTTP/2 connection carries many clients' streams: one of them not
+/// reading must not cost the others their connection, so a stalled answer does not end it
+/// (the proxy's own timeouts govern its clients; the idle and write deadlines still hold).
+#[tokio::test]
+async fn http2_a_trusted_proxys_connection_is_not_ended_for_one_stalled_answer() {
+    let proxies = TrustedProxies::new(&["127.0.0.1".into()], None).unwrap();
+    let server = BigAnswers::start_behind(2 << 20, None, proxies).await;
+    let (mut client, connection) = h2_with_window(&server.addr, 0).await;
+    let responses = open_streams(&mut client, 2).await;
+    assert_eq!(responses.len(), 2);
+    tokio::time::sleep(SEND_TIMEOUT * 3).await;
+    assert!(
+        !connection.is_finished(),
+        "the proxy's connection was ended"
     );
 }
 

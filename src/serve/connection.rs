@@ -55,7 +55,7 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 /// Bytes of answers one HTTP/2 connection may have waiting for its client to read them
 /// before its next request waits. Together with one answer made while under it, and the
-/// frames already handed to HTTP/2 (16 KiB per stream), this bounds the memory one
+/// pieces HTTP/2 has taken (two of 16 KiB per stream), this bounds the memory one
 /// connection can pin.
 pub const MAX_QUEUED_RESPONSE_BYTES: usize = 1024 * 1024;
 
@@ -286,20 +286,25 @@ impl Protocols {
     /// asked to finish (after the responses under way) when `stop` changes or its sender is
     /// dropped, and on HTTP/2 also after [`HTTP2_IDLE_TIMEOUT`] without a request; it is
     /// dropped [`SHUTDOWN_GRACE`] after that, or at once on HTTP/2 when an answer has made
-    /// no progress for `send_timeout`.
+    /// no progress for the send timeout (except from a trusted proxy, whose connections
+    /// carry many clients' streams).
     async fn serve<I, H, F>(
         &self,
         io: I,
         protocol: Protocol,
         handler: H,
         stop: watch::Receiver<()>,
-        peer: SocketAddr,
-        send_timeout: Duration,
+        peer: Peer,
     ) where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
         H: Fn(SocketAddr, Request<Incoming>) -> F + Send + Sync + 'static,
         F: Future<Output = Response<Body>> + Send + 'static,
     {
+        let Peer {
+            address: peer,
+            send_timeout,
+            trusted,
+        } = peer;
         let ended = match protocol {
             Protocol::Http1 => {
                 let service =
@@ -318,24 +323,30 @@ impl Protocols {
                 // hyper has no idle timeout for HTTP/2 (its pings only find peers that are
                 // gone), and flow control is out of sight of the socket, so the answers in
                 // progress are counted here.
-                let streams = Arc::new(Http2Streams::new(send_timeout));
+                let streams = Arc::new(Http2Streams::new(send_timeout, !trusted));
                 let answers = Arc::clone(&streams);
                 let handler = Arc::new(handler);
-                let service = service_fn(move |request| {
+                let service = service_fn(move |mut request: Request<Incoming>| {
                     let handler = Arc::clone(&handler);
+                    request
+                        .extensions_mut()
+                        .insert(AnswerRoom(Arc::clone(&answers)));
                     // The handler runs only once the connection's queue has room, so no
                     // answer is made (and held) while the client is not reading.
                     Arc::clone(&answers).answer(move || CatchPanic::call(|| handler(peer, request)))
                 });
                 let connection =
                     std::pin::pin!(self.http2.serve_connection(TokioIo::new(io), service));
-                until_ended(
+                let ended = until_ended(
                     connection,
                     |connection| connection.graceful_shutdown(),
                     stop,
                     streams.watch(HTTP2_IDLE_TIMEOUT),
                 )
-                .await
+                .await;
+                // Requests still waiting for room must not be answered for nobody.
+                streams.close();
+                ended
             }
         };
         match ended {
@@ -346,6 +357,16 @@ impl Protocols {
             Ended::Dropped(reason) => tracing::debug!(%peer, reason, "connection dropped"),
         }
     }
+}
+
+/// Who is at the other end of a connection, and the budget that follows from it.
+#[derive(Debug, Clone, Copy)]
+struct Peer {
+    address: SocketAddr,
+    /// The listener's [`ConnectionLimits::send_timeout`].
+    send_timeout: Duration,
+    /// One of the operator's trusted proxies (its connections carry many clients).
+    trusted: bool,
 }
 
 /// How [`until_ended`] ended a connection.
@@ -423,9 +444,26 @@ struct Http2Streams {
     state: Mutex<StreamsState>,
     /// Woken when queued bytes fall below [`MAX_QUEUED_RESPONSE_BYTES`].
     drained: tokio::sync::Notify,
-    /// One request at a time is between "the queue has room" and "its answer is charged",
-    /// so the queue overshoots its cap by at most one answer.
-    turn: tokio::sync::Mutex<()>,
+    /// Whether an answer without progress ends the connection (see [`Watched::Stalled`]).
+    stalls_end_connection: bool,
+    /// Set when the connection has ended.
+    closed: std::sync::atomic::AtomicBool,
+}
+
+/// A handle on the queue of answers of the HTTP/2 connection a request came on, in the
+/// request's extensions. An answer made after waiting for something (the MCP answer, once
+/// its body has arrived) waits for room here first, so that the check and the charge of
+/// its bytes happen together, with no other answer made in between.
+#[derive(Clone)]
+pub struct AnswerRoom(Arc<Http2Streams>);
+
+impl AnswerRoom {
+    /// Completes once the connection's queue has room (at once, almost always); false
+    /// when the connection has ended instead, and the answer would reach nobody.
+    pub async fn wait(&self) -> bool {
+        self.0.room().await;
+        !self.0.closed.load(Ordering::Acquire)
+    }
 }
 
 #[derive(Default)]
@@ -450,13 +488,14 @@ impl StreamsState {
 }
 
 impl Http2Streams {
-    fn new(send_timeout: Duration) -> Http2Streams {
+    fn new(send_timeout: Duration, stalls_end_connection: bool) -> Http2Streams {
         Http2Streams {
             opened: tokio::time::Instant::now(),
             send_timeout,
             state: Mutex::new(StreamsState::default()),
             drained: tokio::sync::Notify::new(),
-            turn: tokio::sync::Mutex::new(()),
+            stalls_end_connection,
+            closed: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -473,6 +512,12 @@ impl Http2Streams {
 
     /// Answers one request with `make` once the queue has room, then charges the answer's
     /// bytes to the queue and sends it in pieces.
+    ///
+    /// Requests do not take turns: an answer made as soon as its handler is called (a
+    /// document, a computed read) is made and charged in the same poll as the check, and
+    /// one that waits for its body first checks again through [`AnswerRoom`]. So the queue
+    /// overshoots its cap by at most the answers finished in one poll, while a slow request
+    /// body never holds up the connection's other requests.
     fn answer<F>(
         self: Arc<Self>,
         make: impl FnOnce() -> F + Send,
@@ -482,15 +527,25 @@ impl Http2Streams {
     {
         let answering = Answering::begin(Arc::clone(&self));
         async move {
-            let turn = self.turn.lock().await;
             self.room().await;
+            if self.closed.load(Ordering::Acquire) {
+                // The connection ended while this request waited (a stalled client is
+                // dropped, which frees the queue): its answer would reach nobody, so it is
+                // not made. The stream is gone, so this answer is never sent either.
+                return Ok(Response::new(Sending::new(Body::Empty, &self)));
+            }
             let response = make()
                 .await
                 .map(|response| response.map(|body| Sending::new(body, &self)));
-            drop(turn);
             drop(answering);
             response
         }
+    }
+
+    /// Marks the connection ended and wakes every request waiting for room.
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.drained.notify_waiters();
     }
 
     /// Completes once fewer than [`MAX_QUEUED_RESPONSE_BYTES`] wait to be sent. It cannot
@@ -501,13 +556,14 @@ impl Http2Streams {
             let drained = self.drained.notified();
             {
                 let mut state = self.state();
-                if state.queued < MAX_QUEUED_RESPONSE_BYTES {
+                if state.queued < MAX_QUEUED_RESPONSE_BYTES || self.closed.load(Ordering::Acquire) {
                     return;
                 }
                 state.waiting += 1;
             }
+            // Counted out again however the wait ends: woken, or dropped with a reset stream.
+            let _waiting = Waiting(self);
             drained.await;
-            self.state().waiting -= 1;
         }
     }
 
@@ -540,7 +596,7 @@ impl Http2Streams {
             let state = self.state();
             let stalled_since = state.sending.iter().flatten().min().copied();
             let mut next = now.saturating_add(idle.as_millis() as u64);
-            if let Some(since) = stalled_since {
+            if let Some(since) = stalled_since.filter(|_| self.stalls_end_connection) {
                 let limit = since.saturating_add(self.send_timeout.as_millis() as u64);
                 if limit <= now {
                     return Watched::Stalled;
@@ -557,6 +613,15 @@ impl Http2Streams {
             drop(state);
             deadline = self.opened + Duration::from_millis(next);
         }
+    }
+}
+
+/// A request waiting for room in an [`Http2Streams`] queue.
+struct Waiting<'a>(&'a Http2Streams);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.state().waiting -= 1;
     }
 }
 
@@ -896,6 +961,9 @@ struct Accepted {
     permit: Permit,
     /// The listener's [`ConnectionLimits::send_timeout`].
     send_timeout: Duration,
+    /// Whether the peer is one of the operator's trusted proxies (its connections carry
+    /// many clients).
+    trusted: bool,
     load: Load,
 }
 
@@ -979,9 +1047,15 @@ where
             peer,
             permit,
             send_timeout,
+            trusted,
             load,
         } = accepted;
         set_user_timeout(&stream, send_timeout);
+        let client = Peer {
+            address: peer,
+            send_timeout,
+            trusted,
+        };
         let stream = match TcpStream::from_std(stream) {
             Ok(stream) => SendDeadline::new(stream, send_timeout),
             Err(error) => {
@@ -998,7 +1072,7 @@ where
                 None => {
                     if let Some((protocol, stream)) = sniff(stream).await {
                         protocols
-                            .serve(stream, protocol, handler, stop, peer, send_timeout)
+                            .serve(stream, protocol, handler, stop, client)
                             .await;
                     }
                 }
@@ -1023,7 +1097,7 @@ where
                         _ => Protocol::Http1,
                     };
                     protocols
-                        .serve(stream, protocol, handler, stop, peer, send_timeout)
+                        .serve(stream, protocol, handler, stop, client)
                         .await;
                 }
             }
@@ -1119,6 +1193,7 @@ where
             peer,
             permit,
             send_timeout: gate.limits.send_timeout,
+            trusted: counted_as.is_none(),
             load: lane(chosen).take(),
         };
         match chosen {

@@ -20,6 +20,7 @@ use hyper::header::{
 };
 use hyper::{Method, Request, Response, StatusCode, Version};
 
+use super::connection::AnswerRoom;
 use super::metrics::Route;
 use super::reply::{self, Body};
 use super::{api, negotiate, origin, query, statics, App};
@@ -808,6 +809,19 @@ async fn mcp_post<B: RequestBody>(
             )
         }
     };
+    // On HTTP/2 the answer waits for room in its connection's queue of unread answers:
+    // here, after the body, so that nothing else is answered between the check and the
+    // charge of this answer's bytes (MCP answers are the large ones made per request).
+    if let Some(room) = parts.extensions.get::<AnswerRoom>() {
+        if !room.wait().await {
+            // The connection is gone: nobody would read the answer, so it is not made.
+            return reply::error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "connection_closed",
+                "the connection ended before this request was answered",
+            );
+        }
+    }
     let headers = McpHeaders {
         protocol_version: single_header(&parts.headers, MCP_PROTOCOL_VERSION),
         method: single_header(&parts.headers, MCP_METHOD),
