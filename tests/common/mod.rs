@@ -141,14 +141,26 @@ pub struct RedisServer {
 impl RedisServer {
     pub fn start() -> RedisServer {
         let dir = tempfile::tempdir().unwrap();
-        let mut server = RedisServer::start_in(dir.path(), free_port());
-        server._dir = Some(dir);
-        server
+        // A free port can be taken by another test's listener before redis binds it; then
+        // redis exits, and another port is tried.
+        for _ in 0..5 {
+            if let Some(mut server) = RedisServer::try_start_in(dir.path(), free_port()) {
+                server._dir = Some(dir);
+                return server;
+            }
+        }
+        panic!("redis did not start on any of 5 free ports");
     }
 
     /// Starts (or restarts) a server keeping its data in `dir`, on `port`.
     pub fn start_in(dir: &Path, port: u16) -> RedisServer {
-        let child = Command::new("redis-server")
+        RedisServer::try_start_in(dir, port)
+            .unwrap_or_else(|| panic!("redis did not start on port {port}"))
+    }
+
+    /// `None` when redis exits at once (its port was taken) or is not answering PING.
+    fn try_start_in(dir: &Path, port: u16) -> Option<RedisServer> {
+        let mut child = Command::new("redis-server")
             .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
             .args([
                 "--save",
@@ -164,18 +176,27 @@ impl RedisServer {
             .spawn()
             .expect("redis-server is needed (`just test` and CI install it with apt-get)");
         let started = std::time::Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "redis did not start"
-            );
+        // Ready once *this* redis answers PING (a connection alone could reach another
+        // test's listener on the same port).
+        loop {
+            if let Ok(Some(_)) = child.try_wait() {
+                return None;
+            }
+            if redis_answers(port) {
+                break;
+            }
+            if started.elapsed() > Duration::from_secs(10) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
-        RedisServer {
+        Some(RedisServer {
             child,
             port,
             _dir: None,
-        }
+        })
     }
 
     pub fn url(&self) -> String {
@@ -186,6 +207,19 @@ impl RedisServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Whether a redis server answers PING on `port`.
+fn redis_answers(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+    let mut answer = [0u8; 7];
+    stream.write_all(b"PING\r\n").is_ok()
+        && stream.read_exact(&mut answer).is_ok()
+        && &answer == b"+PONG\r\n"
 }
 
 impl Drop for RedisServer {
@@ -319,6 +353,7 @@ impl TestServer {
         let addr = listener.local_addr().unwrap();
         let base_url = base.unwrap_or_else(|| BaseUrl::parse(&format!("http://{addr}")).unwrap());
         let config = SiteConfig {
+            limits: dossier::config::Limits::default(),
             base_url,
             auth: AuthPolicy::default(),
             templates,
