@@ -1,6 +1,9 @@
 //! The command line: `dossier build` and `dossier serve`. Flags also read environment
 //! variables (`DOSSIER_*`), so the same binary configures from either.
 
+// Flag doc comments are also the `--help` text, where a URL is written bare.
+#![allow(rustdoc::bare_urls)]
+
 use crate::serve::access_log::AccessLog;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -160,7 +163,7 @@ pub struct ServeArgs {
     pub token_rate_limit: u32,
     /// Searches (GET /api/search, the search_company_info tool) allowed per client address
     /// per minute, on this instance (0: no limit). A search is computed per request.
-    #[arg(long, env = "DOSSIER_SEARCH_RATE_LIMIT", default_value_t = crate::serve::DEFAULT_SEARCHES_PER_MINUTE)]
+    #[arg(long, env = "DOSSIER_SEARCH_RATE_LIMIT", default_value_t = crate::config::DEFAULT_SEARCHES_PER_MINUTE)]
     pub search_rate_limit: u32,
     /// Connections open at once, all clients together; beyond it new ones get 503. Lowered
     /// to fit the process's open-file limit if needed.
@@ -248,6 +251,7 @@ fn config_for(base_url: BaseUrl, templates: &Path, compression: Compression) -> 
     SiteConfig {
         compression,
         base_url,
+        limits: crate::config::Limits::default(),
         auth: AuthPolicy::default(),
         // A missing directory just means the built-in templates.
         templates: templates.is_dir().then(|| templates.to_path_buf()),
@@ -445,10 +449,12 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         },
         (None, Source::Content(_)) => format!("{scheme}://{local}"),
     };
-    let config = match configure(&base_text, &args.templates, Compression::Deferred) {
+    let mut config = match configure(&base_text, &args.templates, Compression::Deferred) {
         Ok(config) => config,
         Err(code) => return code,
     };
+    // Before anything is compiled, so the documents state the limit in force.
+    config.limits.searches_per_minute = args.search_rate_limit;
     // Several instances sign with one keyring, kept in Redis; one instance keeps its own.
     let now = unix_seconds(std::time::SystemTime::now());
     let shared_keys = match shared_store(args.store.as_deref()) {
@@ -554,7 +560,6 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
     .with_access_log(args.access_log)
     .with_connections(connections)
     .with_proxies(proxies)
-    .with_search_limit(args.search_rate_limit)
     .with_workers(args.workers.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     }));

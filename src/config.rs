@@ -143,10 +143,33 @@ impl Default for AuthPolicy {
 pub struct SiteConfig {
     pub base_url: BaseUrl,
     pub auth: AuthPolicy,
+    /// What the server enforces and the documents publish.
+    pub limits: Limits,
     /// A directory whose files override the built-in templates (`None`: built-ins only).
     pub templates: Option<std::path::PathBuf>,
     /// When the gzip and brotli variants are made.
     pub compression: Compression,
+}
+
+/// Searches (`GET /api/search`, `search_company_info`) one client address may run per
+/// minute, in a burst or spread out, unless `--search-rate-limit` says otherwise.
+pub const DEFAULT_SEARCHES_PER_MINUTE: u32 = 120;
+
+/// Limits that the server enforces and the documents state (the OpenAPI document says how
+/// many searches a minute are allowed): one value each, held here, so a document can never
+/// promise a number the server does not keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Searches per client address per minute (0: no limit).
+    pub searches_per_minute: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            searches_per_minute: DEFAULT_SEARCHES_PER_MINUTE,
+        }
+    }
 }
 
 /// When compressed variants are made. Compressing is most of the work of a compile (a

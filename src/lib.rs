@@ -6,6 +6,9 @@
 //! being served; [`config`] and [`paths`] are the facts every stage shares.
 
 #![warn(unreachable_pub)]
+// The documentation is for contributors, built with `--document-private-items` (`just doc`),
+// where links between private items resolve.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod auth;
 pub mod cli;
@@ -14,12 +17,16 @@ pub mod compile;
 pub mod config;
 pub mod content;
 pub(crate) mod error_body;
+pub(crate) mod health;
 pub(crate) mod key_watch;
+#[cfg(test)]
+mod layering;
 pub(crate) mod listing;
 pub mod live;
 pub mod mcp;
 pub(crate) mod parallel;
 pub(crate) mod paths;
+pub mod query;
 pub mod reload;
 pub(crate) mod schema;
 pub mod serve;

@@ -6,6 +6,9 @@
 //! computed reads of `/api/company` and `/api/search`) take a handful of short parameters;
 //! a longer query is a mistake or an attempt to make the server work, and gets a clear
 //! 414 or 400 instead.
+//!
+//! It sits low in the module graph, beside `paths`, because both the server (which
+//! enforces the bounds) and the OpenAPI document (which states them) need it.
 
 use std::collections::HashSet;
 

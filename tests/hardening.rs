@@ -772,6 +772,10 @@ async fn serve_takes_the_hardening_flags() {
         "10.0.0.0/8,192.0.2.1",
         "--client-ip-header",
         "CF-Connecting-IP",
+        "--send-timeout",
+        "5s",
+        "--search-rate-limit",
+        "7",
     ]);
     let client = common::HttpClient::default();
     let reply = client
@@ -783,6 +787,21 @@ async fn serve_takes_the_hardening_flags() {
         )
         .await;
     assert_eq!(reply.status, StatusCode::OK);
+    // The published limit is the one in force, not the default.
+    let openapi = client
+        .send(
+            Method::GET,
+            &server.url("/openapi.json"),
+            &[],
+            bytes::Bytes::new(),
+        )
+        .await
+        .json();
+    let search = openapi["paths"]["/api/search"]["get"]["description"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(search.contains("7 searches a minute"), "{search}");
 }
 
 #[tokio::test]

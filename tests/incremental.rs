@@ -238,6 +238,7 @@ fn incremental_reloads_equal_clean_compiles() {
     }
     let source = Source::Content(content.clone());
     let config = SiteConfig {
+        limits: dossier::config::Limits::default(),
         base_url: BaseUrl::parse("https://info.example.com").unwrap(),
         auth: AuthPolicy::default(),
         templates: Some(templates.clone()),
@@ -344,6 +345,7 @@ fn an_error_after_reuse_names_the_file_and_line() {
     let content = common::copy_of_sample_content(dir.path());
     let source = Source::Content(content.clone());
     let config = SiteConfig {
+        limits: dossier::config::Limits::default(),
         base_url: BaseUrl::parse("https://info.example.com").unwrap(),
         auth: AuthPolicy::default(),
         templates: None,

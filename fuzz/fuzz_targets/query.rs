@@ -1,7 +1,7 @@
 //! Query strings: the size check every endpoint runs first, and the parser behind it.
 #![no_main]
 
-use dossier::serve::query::{check_size, Query, QueryError, MAX_QUERY_BYTES, MAX_QUERY_PARAMETERS};
+use dossier::query::{check_size, Query, QueryError, MAX_QUERY_BYTES, MAX_QUERY_PARAMETERS};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -26,7 +26,7 @@ use crate::schema::{accepted, standalone};
 
 pub const MAX_SEARCH_RESULTS: usize = 20;
 const DEFAULT_SEARCH_RESULTS: usize = 5;
-const MAX_QUERY_CHARS: usize = 200;
+use crate::listing::MAX_SEARCH_CHARS as MAX_QUERY_CHARS;
 
 /// The tools, in the order `tools/list` returns them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -15,7 +15,7 @@ use crate::auth::store::{EmbeddedStore, StoreHealth};
 use crate::compile::{compile, ArtifactSet, CompileInput};
 use crate::config::{AuthPolicy, BaseUrl, Compression, SiteConfig};
 use crate::content::{ContentError, Site};
-use crate::live::{health_document, ContentStatus};
+use crate::health::{health_document, ContentStatus};
 use crate::mcp::Catalog;
 use crate::paths;
 
@@ -31,6 +31,7 @@ fn fixture() -> Fixture {
     let site = crate::content::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("content"))
         .expect("the sample content compiles");
     let config = SiteConfig {
+        limits: crate::config::Limits::default(),
         base_url: BaseUrl::parse(BASE).unwrap(),
         auth: AuthPolicy::default(),
         templates: None,

@@ -9,19 +9,17 @@
 use hyper::header::LINK;
 use hyper::StatusCode;
 
-use super::query::Query;
 use crate::compile::documents::company::next_link;
 use crate::compile::{Artifact, CachePolicy};
-use crate::listing::{self, paginate, SearchDocument, DEFAULT_LIMIT, MAX_LIMIT};
+use crate::listing::{
+    self, paginate, SearchDocument, DEFAULT_LIMIT, DEFAULT_SEARCH_LIMIT, MAX_LIMIT,
+    MAX_SEARCH_CHARS, MAX_SEARCH_LIMIT,
+};
 use crate::mcp::Catalog;
 use crate::paths;
+use crate::query::Query;
 
 const JSON: &str = "application/json";
-/// Search results per answer unless the client asks for fewer or more.
-pub(crate) const DEFAULT_SEARCH_LIMIT: usize = 10;
-pub(crate) const MAX_SEARCH_LIMIT: usize = 50;
-/// Longest query accepted, as for the MCP tool.
-pub(crate) const MAX_QUERY_CHARS: usize = 200;
 
 /// A refused request: status, error code and what to do instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,9 +107,9 @@ pub(crate) fn search(catalog: &Catalog, query: Option<&str>) -> Result<Artifact,
             "give the words to look for as `q`, e.g. /api/search?q=calibration",
         ));
     }
-    if words.chars().count() > MAX_QUERY_CHARS {
+    if words.chars().count() > MAX_SEARCH_CHARS {
         return Err(bad_request(format!(
-            "`q` is longer than {MAX_QUERY_CHARS} characters"
+            "`q` is longer than {MAX_SEARCH_CHARS} characters"
         )));
     }
     let limit = query.limit(DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)?;

@@ -12,7 +12,6 @@ pub mod connection;
 pub mod metrics;
 mod negotiate;
 pub mod origin;
-pub mod query;
 pub mod reply;
 mod router;
 mod statics;
@@ -68,10 +67,6 @@ pub struct App {
     live: LiveState,
 }
 
-/// Searches (`GET /api/search`, `search_company_info`) one client address may run per
-/// minute, in a burst or spread out.
-pub const DEFAULT_SEARCHES_PER_MINUTE: u32 = 120;
-
 impl App {
     pub fn new(
         config: SiteConfig,
@@ -82,6 +77,7 @@ impl App {
         origins: OriginPolicy,
     ) -> App {
         let live = LiveState::new(&version, source, clock.now());
+        let search_limit = RateLimiter::new(config.limits.searches_per_minute);
         App {
             config,
             auth,
@@ -92,7 +88,7 @@ impl App {
             proxies: TrustedProxies::default(),
             access_log: AccessLog::default(),
             metrics: Metrics::default(),
-            search_limit: RateLimiter::new(DEFAULT_SEARCHES_PER_MINUTE),
+            search_limit,
             searches_refused: AtomicU64::new(0),
             tls: None,
             workers: 1,
@@ -138,9 +134,13 @@ impl App {
         self.tls.is_some()
     }
 
-    /// Searches per client address per minute (0: no limit).
+    /// Searches per client address per minute (0: no limit). The documents state the
+    /// limit of the configuration they were compiled from: set it there
+    /// ([`SiteConfig::limits`]) before compiling, as `serve` does; this also sets it for
+    /// every later compile.
     pub fn with_search_limit(mut self, per_minute: u32) -> App {
         self.search_limit = RateLimiter::new(per_minute);
+        self.config.limits.searches_per_minute = per_minute;
         self
     }
 

@@ -23,13 +23,14 @@ use hyper::{Method, Request, Response, StatusCode, Version};
 use super::connection::AnswerRoom;
 use super::metrics::Route;
 use super::reply::{self, Body};
-use super::{api, negotiate, origin, query, statics, App};
+use super::{api, negotiate, origin, statics, App};
 use crate::auth::access::AccessTokenError;
 use crate::auth::bearer::{self, Presented};
 use crate::auth::endpoints::{self, Admitted, Answer, Minting, PostRequest, MAX_BODY_BYTES};
 use crate::auth::form;
 use crate::mcp::{self, jsonrpc, McpHeaders};
 use crate::paths;
+use crate::query;
 
 /// What a path is, independent of the method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -873,6 +874,7 @@ mod tests {
 
     fn app(state: &std::path::Path) -> App {
         let config = SiteConfig {
+            limits: crate::config::Limits::default(),
             base_url: BaseUrl::parse(BASE).unwrap(),
             auth: AuthPolicy::default(),
             templates: None,

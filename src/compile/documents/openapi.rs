@@ -2,6 +2,7 @@
 //! match the model in `content::model`. CI validates it with `openapi-spec-validator` and
 //! checks live responses against its schemas.
 
+use crate::query::{MAX_QUERY_BYTES, MAX_QUERY_PARAMETERS};
 use serde_json::{json, Value};
 
 use super::JSON;
@@ -13,8 +14,11 @@ use crate::auth::endpoints::{
     Registration, RegistrationRequest, RevocationRequest, TokenRequest, TokenResponse,
 };
 use crate::error_body::ErrorBody;
-use crate::listing::{CompanyDocument, DivisionDocument, PageDocument, SearchDocument};
-use crate::live::Health;
+use crate::health::Health;
+use crate::listing::{
+    CompanyDocument, DivisionDocument, PageDocument, SearchDocument, DEFAULT_SEARCH_LIMIT,
+    MAX_SEARCH_CHARS, MAX_SEARCH_LIMIT,
+};
 use crate::paths;
 use crate::schema::{name_of, Definitions, Schemas};
 
@@ -84,7 +88,7 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
     company_get["get"]["description"] = json!(
         "Works without authentication. A valid bearer token gives the same bytes; a present but invalid, expired or revoked token gets 401."
     );
-    company_get["get"]["security"] = json!([{}, {"agentAuth": ["company:read"]}]);
+    company_get["get"]["security"] = read_security();
     company_get["get"]["responses"]["400"] = json!({"$ref": "#/components/responses/BadRequest"});
     company_get["get"]["responses"]["401"] = json!({"$ref": "#/components/responses/InvalidToken"});
     let limit = |default: usize, max: usize| json!({"name": "limit", "in": "query", "required": false, "description": "How many items at most.", "schema": {"type": "integer", "minimum": 1, "maximum": max, "default": default}});
@@ -107,7 +111,7 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
             json_response(summary, schema),
             "company",
         );
-        item["get"]["security"] = json!([{}, {"agentAuth": ["company:read"]}]);
+        item["get"]["security"] = read_security();
         item["get"]["responses"]["401"] = json!({"$ref": "#/components/responses/InvalidToken"});
         item["get"]["responses"]["404"] = json!({"$ref": "#/components/responses/NotFound"});
         if let Some(parameters) = item["get"]["parameters"].as_array_mut() {
@@ -144,14 +148,17 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
         json_response("Results, best first.", schema_ref::<SearchDocument>()),
         "company",
     );
-    search_get["get"]["security"] = json!([{}, {"agentAuth": ["company:read"]}]);
+    search_get["get"]["security"] = read_security();
     search_get["get"]["responses"]["400"] = json!({"$ref": "#/components/responses/BadRequest"});
     search_get["get"]["responses"]["401"] = json!({"$ref": "#/components/responses/InvalidToken"});
-    search_get["get"]["description"] = json!(format!("Each client address may run {} searches a minute (`serve --search-rate-limit`); beyond that, 429 with Retry-After.", crate::serve::DEFAULT_SEARCHES_PER_MINUTE));
+    search_get["get"]["description"] = json!(match input.config.limits.searches_per_minute {
+        0 => "Searches are not rate limited on this server (`serve --search-rate-limit 0`).".to_string(),
+        per_minute => format!("Each client address may run {per_minute} searches a minute (`serve --search-rate-limit`); beyond that, 429 with Retry-After."),
+    });
     search_get["get"]["responses"]["429"] = rate_limited();
     if let Some(parameters) = search_get["get"]["parameters"].as_array_mut() {
-        parameters.push(json!({"name": "q", "in": "query", "required": true, "description": "Words to look for.", "schema": {"type": "string", "minLength": 1, "maxLength": 200}}));
-        parameters.push(limit(10, 50));
+        parameters.push(json!({"name": "q", "in": "query", "required": true, "description": "Words to look for.", "schema": {"type": "string", "minLength": 1, "maxLength": MAX_SEARCH_CHARS}}));
+        parameters.push(limit(DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT));
         parameters.push(cursor);
     }
 
@@ -509,6 +516,22 @@ fn complete_operations(item: &mut Value) {
         for operation in operations.values_mut() {
             if let Some(operation) = operation.as_object_mut() {
                 operation.entry("security").or_insert_with(|| json!([]));
+                // Every endpoint bounds its query string before anything else reads it.
+                if let Some(responses) = operation
+                    .get_mut("responses")
+                    .and_then(Value::as_object_mut)
+                {
+                    responses.entry("400").or_insert_with(|| {
+                        error_response(&format!(
+                            "`invalid_request`: more than {MAX_QUERY_PARAMETERS} query parameters."
+                        ))
+                    });
+                    responses.entry("414").or_insert_with(|| {
+                        error_response(&format!(
+                            "`invalid_request`: the query string is over {MAX_QUERY_BYTES} bytes."
+                        ))
+                    });
+                }
             }
         }
     }
@@ -530,6 +553,11 @@ fn schemas() -> Value {
     schemas.schema_for::<DivisionDocument>();
     schemas.schema_for::<SearchDocument>();
     Value::Object(schemas.into_definitions())
+}
+
+/// Reads work without a token, or with one of the read scope (checked when presented).
+fn read_security() -> Value {
+    json!([{}, {"agentAuth": [crate::config::SCOPE_COMPANY_READ]}])
 }
 
 fn error_response(description: &str) -> Value {
@@ -643,7 +671,7 @@ fn auth_paths() -> Vec<(&'static str, Value)> {
                 "summary": "Model Context Protocol (Streamable HTTP, stateless, JSON responses)",
                 "description": mcp_description,
                 "tags": ["company"],
-                "security": [{}, {"agentAuth": ["company:read"]}],
+                "security": read_security(),
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {
                     "oneOf": [
                         {
