@@ -33,6 +33,11 @@ test:
 lint:
     cargo fmt --check
     cargo clippy --all-targets -- -D warnings
+    just doc
+
+# The code's documentation, private items included (for contributors), with warnings denied.
+doc:
+    RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items
 
 # Load benchmark: dossier against nginx on the same build/, as ratios; writes benches/results/.
 bench *ARGS:

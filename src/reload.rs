@@ -4,7 +4,7 @@
 //! it. Bursts of events (one editor save raises several, a `git checkout` hundreds) are
 //! debounced: after the first event the thread waits until the directory has been quiet for
 //! [`QUIET`], or at most [`MAX_WAIT`], then compiles once. The new version replaces the old
-//! one as a single value ([`App::install`]); a version that fails to compile never replaces
+//! one as a single value ([`LiveState::install`](crate::live::LiveState::install)); a version that fails to compile never replaces
 //! anything, and `/api/health` reports its errors until a good version arrives.
 //!
 //! Editors save in different ways: write a temporary file and rename it over the original

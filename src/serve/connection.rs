@@ -653,7 +653,7 @@ impl Drop for Answering {
 /// An answer's body on HTTP/2: charged to its connection's queue when made, handed over in
 /// pieces of [`HTTP2_PIECE`] bytes, each taken piece counting as progress. Dropped when the
 /// stream is done (sent or reset), which takes it off the connection's books.
-pub struct Sending {
+struct Sending {
     body: Body,
     /// What is left of the last buffer taken from `body`.
     rest: bytes::Bytes,

@@ -1,0 +1,192 @@
+//! The module graph runs one way: a module uses only modules of its own layer or below.
+//!
+//! The layers follow the flow of data, written once here: what every stage shares, then
+//! reading content (and the auth core, which needs no content), then what is compiled from
+//! it, then the version being served, then the edges that serve and reload it, then the
+//! command line. The test reads every `crate::` path in the code (doc comments and test
+//! modules aside) and fails on one that climbs, naming the file and the line. A crate per
+//! layer would enforce the same; one crate and this test is cheaper on a 2-core machine.
+
+use std::path::{Path, PathBuf};
+
+/// Top-level modules, lowest layer first.
+const LAYERS: &[&[&str]] = &[
+    // What the service promises and every stage shares: settings and limits, URLs, time,
+    // query bounds, the error shape, the thread pool.
+    &[
+        "clock",
+        "config",
+        "paths",
+        "query",
+        "error_body",
+        "parallel",
+    ],
+    // Content read into the site model; the auth core (keys, tokens, store).
+    &["content", "auth"],
+    // Everything made from the model: artifacts, listings and search, MCP, schemas, health.
+    &["compile", "listing", "mcp", "schema", "health"],
+    // One version being served, and where its bodies are kept.
+    &["live", "spool"],
+    // The edges: HTTP, hot reload, key pick-up.
+    &["serve", "reload", "key_watch"],
+    // Flags, startup, exit codes.
+    &["cli"],
+];
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|layer| layer.contains(&module))
+}
+
+fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, found);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            found.push(path);
+        }
+    }
+}
+
+/// The code of a file without its test module, and without comments.
+fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let end = text
+        .find("#[cfg(test)]\nmod ")
+        .or_else(|| text.find("#[cfg(test)]\npub mod "))
+        .unwrap_or(text.len());
+    text[..end]
+        .lines()
+        .enumerate()
+        .map(|(index, line)| (index + 1, line))
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+}
+
+/// Every `crate::<module>` named on `line`, including inside `use crate::{a, b::c}`.
+fn modules_named(line: &str) -> Vec<String> {
+    let mut named = Vec::new();
+    let mut rest = line;
+    while let Some(at) = rest.find("crate::") {
+        rest = &rest[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let inner = group.split('}').next().unwrap_or("");
+            for item in inner.split(',') {
+                let name: String = item
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                named.push(name);
+            }
+        } else {
+            named.push(
+                rest.chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect(),
+            );
+        }
+    }
+    named.retain(|name| !name.is_empty());
+    named
+}
+
+/// Files that are test modules of their parent (`#[cfg(test)] mod name;`): tests may
+/// reach anywhere, as the integration tests do.
+fn test_only(files: &[PathBuf]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        let dir = match file.file_name().and_then(|name| name.to_str()) {
+            Some("mod.rs" | "lib.rs" | "main.rs") => file.parent().map(Path::to_path_buf),
+            _ => Some(file.with_extension("")),
+        };
+        let Some(dir) = dir else { continue };
+        for declared in text.split("#[cfg(test)]\nmod ").skip(1) {
+            if let Some(name) = declared.split(';').next().filter(|n| !n.contains(' ')) {
+                found.push(dir.join(format!("{name}.rs")));
+                found.push(dir.join(name).join("mod.rs"));
+            }
+        }
+    }
+    found
+}
+
+/// Each `file:line: a -> b` where module `a` uses `b` of a higher layer.
+fn climbing_imports(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.sort();
+    let tests = test_only(&files);
+    files.retain(|file| !tests.contains(file));
+    let mut climbing = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(src).unwrap_or(&file);
+        let Some(first) = relative.components().next() else {
+            continue;
+        };
+        let module = first
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string();
+        if module == "lib" || module == "main" {
+            continue;
+        }
+        let Some(own) = layer_of(&module) else {
+            climbing.push(format!(
+                "{}: module `{module}` has no layer in LAYERS",
+                relative.display()
+            ));
+            continue;
+        };
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        for (number, line) in code_lines(&text) {
+            for used in modules_named(line) {
+                if used == module {
+                    continue;
+                }
+                match layer_of(&used) {
+                    Some(theirs) if theirs > own => climbing.push(format!(
+                        "{}:{number}: `{module}` (layer {own}) uses `{used}` (layer {theirs})",
+                        relative.display()
+                    )),
+                    Some(_) => {}
+                    None => climbing.push(format!(
+                        "{}:{number}: `{used}` has no layer in LAYERS",
+                        relative.display()
+                    )),
+                }
+            }
+        }
+    }
+    climbing
+}
+
+#[test]
+fn modules_import_only_their_own_layer_or_below() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let climbing = climbing_imports(&src);
+    assert!(
+        climbing.is_empty(),
+        "imports that climb a layer (see src/layering.rs):\n{}",
+        climbing.join("\n")
+    );
+}
+
+#[test]
+fn the_reader_finds_every_form_of_import() {
+    assert_eq!(modules_named("use crate::serve::App;"), ["serve"]);
+    assert_eq!(
+        modules_named("use crate::{config::SiteConfig, live, paths};"),
+        ["config", "live", "paths"]
+    );
+    assert_eq!(
+        modules_named("let x = crate::serve::DEFAULT + crate::clock::now();"),
+        ["serve", "clock"]
+    );
+    let text = "use crate::paths;\n/// [`crate::serve`]\nfn f() {}\n#[cfg(test)]\nmod tests {\n    use crate::cli;\n}\n";
+    let lines: Vec<usize> = code_lines(text).map(|(number, _)| number).collect();
+    assert_eq!(lines, [1, 3]);
+}
