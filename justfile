@@ -20,7 +20,7 @@ test:
     command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq --no-install-recommends redis-server)
     cargo test --all-targets
     # The auth suite again, with revocations and rate limits in Redis instead of redb.
-    DOSSIER_TEST_STORE=redis cargo test --test auth_flow
+    DOSSIER_TEST_STORE=redis cargo test --test tests auth_flow::
     # Python tools in a virtual environment of the project's own, never the system's Python.
     test -x target/venv/bin/python || python3 -m venv target/venv
     target/venv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/external/requirements.txt

@@ -8,7 +8,7 @@
 //! calls, through the same connection layer `dossier serve` uses, with a send timeout of
 //! one second so the suite stays quick. Waits are upper bounds on liveness, never timings.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! and earlier shape), llms.txt links on every page, and the company profile in JSON-LD and
 //! `/api/company`.
 
-mod common;
+use crate::common;
 
 use common::{Reply, TestServer};
 use hyper::StatusCode;

@@ -1,7 +1,7 @@
 //! The agent flow over a real socket: register, exchange, call, revoke, and every way a
 //! hostile or confused client can get it wrong.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

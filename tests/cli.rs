@@ -1,6 +1,6 @@
 //! The `dossier` binary: `build`, `serve`, `serve --from build`, and their failure modes.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -1,7 +1,7 @@
 //! Content validation: every kind of mistake is reported as `file:line: field: message`,
 //! all at once, and a broken tree never replaces a good build.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! One anonymous client must not be able to slow down, lock out or crash the service: every
 //! limit is crossed here over a real socket, and every fault is injected for real.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,6 +1,6 @@
 //! The public read API and discovery documents, over a real socket.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! stemmed) is byte for byte the version a clean compile of the same tree makes, and ranks
 //! every search the same way.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

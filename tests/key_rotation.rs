@@ -2,7 +2,7 @@
 //! running instances switch to it without a restart, the JWKS lists the new and the previous
 //! key, and every credential signed before the rotation keeps working.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

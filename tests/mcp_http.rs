@@ -1,7 +1,7 @@
 //! `POST /mcp` over a real socket: every HTTP and JSON-RPC status rule, both eras, the tools
 //! and resources, and that MCP says exactly what `/api/company` says.
 
-mod common;
+use crate::common;
 
 use common::{Reply, TestServer};
 use hyper::{Method, StatusCode};

@@ -2,7 +2,7 @@
 //! Redis is away, and resuming when it is back. A real `redis-server` is started on a free
 //! loopback port by the test and stopped by it.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Instant;

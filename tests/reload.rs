@@ -2,7 +2,7 @@
 //! the last good version, and no request ever sees half a version. Nothing sleeps as an
 //! assertion: every wait polls with a deadline.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

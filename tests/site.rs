@@ -2,7 +2,7 @@
 //! Markdown twins, the agent-facing files, internal links, the generated `_headers`,
 //! `_redirects` and `_routes.json`, parity with the running core, and `--dynamic-only`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::fs;

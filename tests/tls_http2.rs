@@ -3,7 +3,7 @@
 //! knowledge on cleartext, HTTP/1's limits on HTTP/2 too (idle connections closed
 //! included), and a renewed certificate served without a restart.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::pin::Pin;
