@@ -21,10 +21,11 @@ use crate::paths;
 pub(crate) const DEFAULT_LIMIT: usize = 100;
 /// The most a client may ask for in one answer.
 pub(crate) const MAX_LIMIT: usize = 1000;
-/// Search results per answer unless the client asks for fewer or more (REST and MCP).
+/// Search results per `GET /api/search` answer unless the client asks for fewer or more
+/// (the MCP tool has its own, smaller page for a model's context).
 pub(crate) const DEFAULT_SEARCH_LIMIT: usize = 10;
 pub(crate) const MAX_SEARCH_LIMIT: usize = 50;
-/// Longest search accepted, in characters (REST and MCP).
+/// Longest search accepted, in characters (REST and MCP alike).
 pub(crate) const MAX_SEARCH_CHARS: usize = 200;
 
 /// One page in a list: what it is about and where to read it, without its text.

@@ -18,6 +18,8 @@ use crate::compile::{
 };
 use crate::config::SiteConfig;
 use crate::content::{self, ContentError, ContentErrors, PageFiles, Site};
+use crate::health::health_document;
+pub use crate::health::ContentStatus;
 use crate::mcp::Catalog;
 use crate::paths;
 use crate::spool::Spool;
@@ -255,9 +257,6 @@ pub fn prepare(
         }
     }
 }
-
-use crate::health::health_document;
-pub use crate::health::ContentStatus;
 
 /// One served version: the artifacts, the MCP catalog built from the same site model, and
 /// the health document that describes them.

@@ -341,6 +341,91 @@ async fn http2_a_partial_frame_does_not_hold_the_connection() {
     assert_eq!(server.calls(), 0);
 }
 
+/// HTTP/2: a connection's MCP bodies are read a few at a time. Four streams that send half
+/// a body and stop hold every turn, so a fifth, complete request is read only once one of
+/// them has timed out (408): the server never holds more than four bodies of one connection.
+#[tokio::test]
+async fn http2_only_a_few_mcp_bodies_of_a_connection_are_read_at_once() {
+    use dossier::serve::connection::MAX_BODIES_READ_AT_ONCE;
+    let server = TestServer::start_configured(
+        dossier::live::Source::Content(common::sample_content()),
+        tempfile::tempdir().unwrap(),
+        None,
+        dossier::auth::endpoints::RateLimits::default(),
+        |app| {
+            let connections = app.connections();
+            app.with_connections(ConnectionLimits {
+                body_timeout: Duration::from_secs(1),
+                ..connections
+            })
+        },
+    )
+    .await;
+    let addr = server.base.trim_start_matches("http://").to_string();
+    let tcp = TcpStream::connect(&addr).await.unwrap();
+    let (mut client, connection) = h2::client::Builder::new()
+        .handshake::<_, Bytes>(tcp)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let post = |length: usize| {
+        Request::post(format!("http://{addr}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .header("content-length", length.to_string())
+            .body(())
+            .unwrap()
+    };
+    // Each order is (which request, its status), in the order the answers arrive.
+    let (order_tx, mut order_rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut held = Vec::new();
+    for index in 0..MAX_BODIES_READ_AT_ONCE {
+        client = client.ready().await.unwrap();
+        let (response, mut body) = client.send_request(post(call.len()), false).unwrap();
+        body.send_data(Bytes::from_static(&call[..10]), false)
+            .unwrap();
+        held.push(body);
+        let order = order_tx.clone();
+        tokio::spawn(async move {
+            let status = response.await.map(|r| r.status().as_u16()).unwrap_or(0);
+            let _ = order.send((index, status));
+        });
+    }
+    // Give the server the time to start reading those four bodies.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    client = client.ready().await.unwrap();
+    let (response, mut body) = client.send_request(post(call.len()), false).unwrap();
+    body.send_data(Bytes::from_static(call), true).unwrap();
+    tokio::spawn(async move {
+        let status = response.await.map(|r| r.status().as_u16()).unwrap_or(0);
+        let _ = order_tx.send((MAX_BODIES_READ_AT_ONCE, status));
+    });
+    let first = tokio::time::timeout(LIVENESS, order_rx.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        first.0 < MAX_BODIES_READ_AT_ONCE && first.1 == 408,
+        "the first answer was {first:?}: the fifth body was read while four held every turn"
+    );
+    let mut fifth = None;
+    while let Ok(Some((index, status))) = tokio::time::timeout(LIVENESS, order_rx.recv()).await {
+        if index == MAX_BODIES_READ_AT_ONCE {
+            fifth = Some(status);
+            break;
+        }
+    }
+    assert_eq!(
+        fifth,
+        Some(200),
+        "the complete request is answered once a turn is free"
+    );
+    drop(held);
+    server.stop().await;
+}
+
 /// Queries past the bounds are refused on every endpoint, before anything reads them:
 /// 414 for a long one, 400 for too many parameters; within the bounds they still work.
 #[tokio::test]

@@ -26,7 +26,8 @@ use crate::schema::{accepted, standalone};
 
 pub const MAX_SEARCH_RESULTS: usize = 20;
 const DEFAULT_SEARCH_RESULTS: usize = 5;
-use crate::listing::MAX_SEARCH_CHARS as MAX_QUERY_CHARS;
+/// Longest query accepted, shared with `GET /api/search`.
+const MAX_QUERY_CHARS: usize = crate::listing::MAX_SEARCH_CHARS;
 
 /// The tools, in the order `tools/list` returns them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

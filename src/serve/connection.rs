@@ -11,6 +11,24 @@
 //! after [`HTTP2_IDLE_TIMEOUT`]: either way a connection that stays open does work, so the
 //! caps cannot be filled by connections that only wait. Bodies have their own deadline in
 //! the router.
+//!
+//! Sending is bounded as well as receiving: a client that stops reading must not hold a
+//! connection, or the memory of its answers, for ever. A write to the socket that makes no
+//! progress for the send timeout fails ([`SendDeadline`], under TLS too, HTTP/1 and
+//! HTTP/2), and the kernel gives up on unacknowledged data after the same time
+//! (`TCP_USER_TIMEOUT`). HTTP/2 adds flow control, where a client can stall an answer with a
+//! zero window while the socket stays writable, so each HTTP/2 connection keeps the books of
+//! its answers ([`Http2Streams`]): a request is answered only while fewer than
+//! [`MAX_QUEUED_RESPONSE_BYTES`] of answers wait for the client, an MCP request reads its
+//! body and makes its answer only when the router has checked the same ([`AnswerRoom`]), and
+//! an answer that makes no progress for the send timeout ends the connection. Every phase of
+//! a connection has a deadline; the README's "Connection budget" table lists them, and
+//! `tests/adversarial.rs` crosses them.
+//!
+//! Words used below: an *answer* is a response on its way to the client; it is *queued*
+//! from when it is made until HTTP/2 has taken all its bytes; it *makes progress* each time
+//! HTTP/2 takes a piece of it, which hyper 1.x does only once the client's window has let
+//! the previous piece through.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -245,6 +263,13 @@ impl<F: Future<Output = Response<Body>>> Future for CatchPanic<F> {
     }
 }
 
+/// The status logged and counted for a request whose client left before it was answered:
+/// nginx's 499, a client error, not the server's.
+pub const CLIENT_GONE: StatusCode = match StatusCode::from_u16(499) {
+    Ok(status) => status,
+    Err(_) => StatusCode::BAD_REQUEST,
+};
+
 /// HTTP/2 streams one connection may have open at once.
 pub const MAX_CONCURRENT_STREAMS: u32 = 100;
 
@@ -294,13 +319,13 @@ impl Protocols {
         protocol: Protocol,
         handler: H,
         stop: watch::Receiver<()>,
-        peer: Peer,
+        peer: PeerBudget,
     ) where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
         H: Fn(SocketAddr, Request<Incoming>) -> F + Send + Sync + 'static,
         F: Future<Output = Response<Body>> + Send + 'static,
     {
-        let Peer {
+        let PeerBudget {
             address: peer,
             send_timeout,
             trusted,
@@ -359,9 +384,10 @@ impl Protocols {
     }
 }
 
-/// Who is at the other end of a connection, and the budget that follows from it.
+/// Who is at the other end of a connection (its address, and whether it is a trusted
+/// proxy), and the send timeout of its listener: what its budget follows from.
 #[derive(Debug, Clone, Copy)]
-struct Peer {
+struct PeerBudget {
     address: SocketAddr,
     /// The listener's [`ConnectionLimits::send_timeout`].
     send_timeout: Duration,
@@ -448,6 +474,13 @@ struct Http2Streams {
     stalls_end_connection: bool,
     /// Set when the connection has ended.
     closed: std::sync::atomic::AtomicBool,
+    /// Turns to read a large body (see [`AnswerRoom::read_body`]); closed with the
+    /// connection, which wakes whoever waits.
+    bodies: Arc<tokio::sync::Semaphore>,
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// A handle on the queue of answers of the HTTP/2 connection a request came on, in the
@@ -457,12 +490,44 @@ struct Http2Streams {
 #[derive(Clone)]
 pub struct AnswerRoom(Arc<Http2Streams>);
 
+/// The connection of a waiting request ended before it was answered: nobody would read
+/// the answer, so it is not made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionGone;
+
+/// HTTP/2 requests of one connection whose bodies (up to 1 MiB for MCP, 64 KiB for the
+/// auth endpoints) are read at once; the others wait before reading, their bytes held back
+/// by flow control. Without it 100 streams could each hold a read body while their answers
+/// wait for room.
+pub const MAX_BODIES_READ_AT_ONCE: usize = 4;
+
 impl AnswerRoom {
-    /// Completes once the connection's queue has room (at once, almost always); false
-    /// when the connection has ended instead, and the answer would reach nobody.
-    pub async fn wait(&self) -> bool {
+    /// Completes once the connection's queue has room (at once, almost always).
+    pub async fn wait(&self) -> Result<(), ConnectionGone> {
         self.0.room().await;
-        !self.0.closed.load(Ordering::Acquire)
+        if self.0.closed.load(Ordering::Acquire) {
+            return Err(ConnectionGone);
+        }
+        Ok(())
+    }
+
+    /// A turn to read a large body, held until the answer is made: at most
+    /// [`MAX_BODIES_READ_AT_ONCE`] a connection (no limit for a trusted proxy, whose
+    /// connection carries many clients).
+    pub async fn read_body(
+        &self,
+    ) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, ConnectionGone> {
+        if !self.0.stalls_end_connection {
+            return Ok(None);
+        }
+        let permit = Arc::clone(&self.0.bodies)
+            .acquire_owned()
+            .await
+            .map_err(|_| ConnectionGone)?;
+        if self.0.closed.load(Ordering::Acquire) {
+            return Err(ConnectionGone);
+        }
+        Ok(Some(permit))
     }
 }
 
@@ -472,7 +537,7 @@ struct StreamsState {
     answering: usize,
     /// For each answer being sent, when it last made progress (milliseconds after
     /// `opened`); `None` is a free slot.
-    sending: Vec<Option<u64>>,
+    last_progress: Vec<Option<u64>>,
     /// Bytes of answers not yet handed to HTTP/2.
     queued: usize,
     /// Requests waiting for the queue to drain.
@@ -483,7 +548,7 @@ struct StreamsState {
 
 impl StreamsState {
     fn in_progress(&self) -> bool {
-        self.answering > 0 || self.sending.iter().any(Option::is_some)
+        self.answering > 0 || self.last_progress.iter().any(Option::is_some)
     }
 }
 
@@ -496,11 +561,12 @@ impl Http2Streams {
             drained: tokio::sync::Notify::new(),
             stalls_end_connection,
             closed: std::sync::atomic::AtomicBool::new(false),
+            bodies: Arc::new(tokio::sync::Semaphore::new(MAX_BODIES_READ_AT_ONCE)),
         }
     }
 
     fn now(&self) -> u64 {
-        u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX)
+        millis(self.opened.elapsed())
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, StreamsState> {
@@ -532,7 +598,9 @@ impl Http2Streams {
                 // The connection ended while this request waited (a stalled client is
                 // dropped, which frees the queue): its answer would reach nobody, so it is
                 // not made. The stream is gone, so this answer is never sent either.
-                return Ok(Response::new(Sending::new(Body::Empty, &self)));
+                let mut gone = Response::new(Sending::new(Body::Empty, &self));
+                *gone.status_mut() = CLIENT_GONE;
+                return Ok(gone);
             }
             let response = make()
                 .await
@@ -546,6 +614,7 @@ impl Http2Streams {
     fn close(&self) {
         self.closed.store(true, Ordering::Release);
         self.drained.notify_waiters();
+        self.bodies.close();
     }
 
     /// Completes once fewer than [`MAX_QUEUED_RESPONSE_BYTES`] wait to be sent. It cannot
@@ -562,7 +631,7 @@ impl Http2Streams {
                 state.waiting += 1;
             }
             // Counted out again however the wait ends: woken, or dropped with a reset stream.
-            let _waiting = Waiting(self);
+            let _waiting = RoomWaiter(self);
             drained.await;
         }
     }
@@ -573,7 +642,7 @@ impl Http2Streams {
         let now = self.now();
         let mut state = self.state();
         state.queued = state.queued.saturating_sub(bytes);
-        if let Some(entry) = state.sending.get_mut(slot) {
+        if let Some(entry) = state.last_progress.get_mut(slot) {
             *entry = if end { None } else { Some(now) };
         }
         if end {
@@ -594,17 +663,18 @@ impl Http2Streams {
             tokio::time::sleep_until(deadline).await;
             let now = self.now();
             let state = self.state();
-            let stalled_since = state.sending.iter().flatten().min().copied();
-            let mut next = now.saturating_add(idle.as_millis() as u64);
+            let stalled_since = state.last_progress.iter().flatten().min().copied();
+            let idle_ms = millis(idle);
+            let mut next = now.saturating_add(idle_ms);
             if let Some(since) = stalled_since.filter(|_| self.stalls_end_connection) {
-                let limit = since.saturating_add(self.send_timeout.as_millis() as u64);
+                let limit = since.saturating_add(millis(self.send_timeout));
                 if limit <= now {
                     return Watched::Stalled;
                 }
                 next = next.min(limit);
             }
             if !state.in_progress() {
-                let limit = state.last_change.saturating_add(idle.as_millis() as u64);
+                let limit = state.last_change.saturating_add(idle_ms);
                 if limit <= now {
                     return Watched::Idle;
                 }
@@ -617,9 +687,9 @@ impl Http2Streams {
 }
 
 /// A request waiting for room in an [`Http2Streams`] queue.
-struct Waiting<'a>(&'a Http2Streams);
+struct RoomWaiter<'a>(&'a Http2Streams);
 
-impl Drop for Waiting<'_> {
+impl Drop for RoomWaiter<'_> {
     fn drop(&mut self) {
         self.0.state().waiting -= 1;
     }
@@ -669,14 +739,14 @@ impl Sending {
         let slot = {
             let mut state = streams.state();
             state.queued = state.queued.saturating_add(bytes);
-            match state.sending.iter().position(Option::is_none) {
+            match state.last_progress.iter().position(Option::is_none) {
                 Some(free) => {
-                    state.sending[free] = Some(now);
+                    state.last_progress[free] = Some(now);
                     free
                 }
                 None => {
-                    state.sending.push(Some(now));
-                    state.sending.len() - 1
+                    state.last_progress.push(Some(now));
+                    state.last_progress.len() - 1
                 }
             }
         };
@@ -1051,7 +1121,7 @@ where
             load,
         } = accepted;
         set_user_timeout(&stream, send_timeout);
-        let client = Peer {
+        let budget = PeerBudget {
             address: peer,
             send_timeout,
             trusted,
@@ -1072,7 +1142,7 @@ where
                 None => {
                     if let Some((protocol, stream)) = sniff(stream).await {
                         protocols
-                            .serve(stream, protocol, handler, stop, client)
+                            .serve(stream, protocol, handler, stop, budget)
                             .await;
                     }
                 }
@@ -1097,7 +1167,7 @@ where
                         _ => Protocol::Http1,
                     };
                     protocols
-                        .serve(stream, protocol, handler, stop, client)
+                        .serve(stream, protocol, handler, stop, budget)
                         .await;
                 }
             }
@@ -1105,20 +1175,20 @@ where
         });
     }
 
-    /// Lets open requests finish, for at most 10 s.
+    /// Lets open requests finish, for at most [`SHUTDOWN_GRACE`].
     async fn finish(self) {
         let _ = self.stop.send(());
         tokio::select! {
             () = self.stop.closed() => {}
             () = tokio::time::sleep(SHUTDOWN_GRACE) => {
-                tracing::warn!("open connections did not finish within 10 s; closing");
+                tracing::warn!(grace = ?SHUTDOWN_GRACE, "open connections did not finish within the shutdown grace; closing");
             }
         }
     }
 }
 
 /// Accepts connections on `listener` and answers each request with `handler`, until
-/// `shutdown` completes; then lets open requests finish (for at most 10 s). With `tls`,
+/// `shutdown` completes; then lets open requests finish (for at most [`SHUTDOWN_GRACE`]). With `tls`,
 /// every connection must complete a TLS handshake within [`HEADER_READ_TIMEOUT`] first.
 ///
 /// The connections are shared out between this thread and the threads behind `others`
@@ -1193,7 +1263,7 @@ where
             peer,
             permit,
             send_timeout: gate.limits.send_timeout,
-            trusted: counted_as.is_none(),
+            trusted: proxies.trusts(peer.ip()),
             load: lane(chosen).take(),
         };
         match chosen {
@@ -1219,7 +1289,7 @@ where
 }
 
 /// Serves the connections that arrive in `inbox` from [`serve_connections`] on another
-/// thread, until that side shuts down; then lets open requests finish (for at most 10 s).
+/// thread, until that side shuts down; then lets open requests finish (for at most [`SHUTDOWN_GRACE`]).
 pub async fn serve_handed_off<H, F>(mut inbox: Inbox, tls: Option<Arc<Tls>>, handler: H)
 where
     H: Fn(SocketAddr, Request<Incoming>) -> F + Clone + Send + Sync + 'static,

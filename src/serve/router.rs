@@ -20,7 +20,7 @@ use hyper::header::{
 };
 use hyper::{Method, Request, Response, StatusCode, Version};
 
-use super::connection::AnswerRoom;
+use super::connection::{AnswerRoom, ConnectionGone, CLIENT_GONE};
 use super::metrics::Route;
 use super::reply::{self, Body};
 use super::{api, negotiate, origin, statics, App};
@@ -439,6 +439,10 @@ async fn with_body<B: RequestBody>(
     post: AuthPost,
 ) -> Response<Body> {
     let (parts, body) = request.into_parts();
+    let _reading = match body_turn(&parts).await {
+        Ok(turn) => turn,
+        Err(gone) => return gone,
+    };
     let body = match read_body(
         &parts.headers,
         body,
@@ -764,6 +768,31 @@ fn accepts_json(headers: &HeaderMap) -> bool {
     negotiate::media_quality(headers.get_all(ACCEPT).iter(), "application/json") > 0
 }
 
+/// On HTTP/2, a turn to read this request's body, held until its answer is made: a few
+/// bodies of a connection are read at once (see [`AnswerRoom::read_body`]). `Err` is the
+/// answer when the connection ended while the request waited.
+async fn body_turn(
+    parts: &hyper::http::request::Parts,
+) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, Response<Body>> {
+    match parts.extensions.get::<AnswerRoom>() {
+        Some(room) => room
+            .read_body()
+            .await
+            .map_err(|ConnectionGone| client_gone()),
+        None => Ok(None),
+    }
+}
+
+/// The answer to a request whose connection ended while it waited: nobody reads it, but it
+/// is logged and counted.
+fn client_gone() -> Response<Body> {
+    reply::error(
+        CLIENT_GONE,
+        "client_gone",
+        "the connection ended before this request was answered",
+    )
+}
+
 async fn mcp_post<B: RequestBody>(
     app: &App,
     peer: SocketAddr,
@@ -785,6 +814,10 @@ async fn mcp_post<B: RequestBody>(
             "this server answers with application/json; include it in Accept",
         );
     }
+    let _reading = match body_turn(&parts).await {
+        Ok(turn) => turn,
+        Err(gone) => return gone,
+    };
     let body = match read_body(
         &parts.headers,
         body,
@@ -814,13 +847,8 @@ async fn mcp_post<B: RequestBody>(
     // here, after the body, so that nothing else is answered between the check and the
     // charge of this answer's bytes (MCP answers are the large ones made per request).
     if let Some(room) = parts.extensions.get::<AnswerRoom>() {
-        if !room.wait().await {
-            // The connection is gone: nobody would read the answer, so it is not made.
-            return reply::error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "connection_closed",
-                "the connection ended before this request was answered",
-            );
+        if room.wait().await.is_err() {
+            return client_gone();
         }
     }
     let headers = McpHeaders {
