@@ -37,11 +37,10 @@ pub enum AccessLog {
 pub struct RequestLine {
     client: IpAddr,
     method: Method,
-    /// The path and user agent as sent (cut to [`MAX_USER_AGENT_CHARS`]); quoted and
-    /// escaped when the line is written as text.
+    /// The path and user agent as sent, cut to [`MAX_USER_AGENT_CHARS`]: quoted and escaped
+    /// for text lines; as they are for JSON lines, which escape every value themselves.
     path: String,
     user_agent: String,
-    mode: AccessLog,
 }
 
 impl RequestLine {
@@ -55,17 +54,22 @@ impl RequestLine {
         if mode == AccessLog::Off || !tracing::enabled!(target: TARGET, tracing::Level::INFO) {
             return None;
         }
+        // Text lines quote what the client chose, so it can neither add a field nor start a
+        // line; made once here, in one allocation each.
+        let shown = |text: &str| match mode {
+            AccessLog::Json => cut(text),
+            _ => quoted(text),
+        };
         let user_agent = request
             .headers()
             .get(USER_AGENT)
-            .map(|value| cut(&String::from_utf8_lossy(value.as_bytes())))
+            .map(|value| shown(&String::from_utf8_lossy(value.as_bytes())))
             .unwrap_or_else(|| "-".to_string());
         Some(RequestLine {
             client: proxies.client_address(peer, request.headers()),
             method: request.method().clone(),
-            path: cut(request.uri().path()),
+            path: shown(request.uri().path()),
             user_agent,
-            mode,
         })
     }
 
@@ -76,21 +80,15 @@ impl RequestLine {
         } else {
             response.body().size_hint().exact().unwrap_or(0)
         };
-        // JSON lines escape every value themselves; text lines quote what the client chose,
-        // so it can neither add a field nor start a line.
-        let (path, user_agent) = match self.mode {
-            AccessLog::Json => (self.path, self.user_agent),
-            _ => (quoted(&self.path), quoted(&self.user_agent)),
-        };
         tracing::info!(
             target: TARGET,
             client = %self.client,
             method = %self.method,
-            path = %path,
+            path = %self.path,
             status = response.status().as_u16(),
             bytes,
             ms = format_args!("{:.3}", elapsed.as_secs_f64() * 1000.0),
-            user_agent = %user_agent,
+            user_agent = %self.user_agent,
         );
     }
 }
@@ -117,13 +115,13 @@ fn is_invisible(c: char) -> bool {
         | '\u{E0001}'..='\u{E007F}')
 }
 
-/// `text` in double quotes, with `"` and `\` escaped and every control, separator and
+/// `text` (at most [`MAX_USER_AGENT_CHARS`] of it) in double quotes, with `"` and `\` escaped and every control, separator and
 /// format character written as `\u{…}`: what a client sends must not forge or break a
 /// log line.
 fn quoted(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
+    let mut out = String::with_capacity(text.len().min(MAX_USER_AGENT_CHARS * 4) + 2);
     out.push('"');
-    for c in text.chars() {
+    for c in text.chars().take(MAX_USER_AGENT_CHARS) {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
