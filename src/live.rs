@@ -237,9 +237,12 @@ pub fn prepare(
                     ms = compile_started.elapsed().as_millis() as u64,
                     "artifacts compiled"
                 );
-                let catalog = catalog
-                    .join()
-                    .map_err(|_| LoadError::Mismatch("building the MCP catalog failed".into()))?;
+                let catalog = catalog.join().map_err(|_| {
+                    LoadError::Crashed(
+                        "building the MCP catalog panicked (a bug: the log above says where)"
+                            .into(),
+                    )
+                })?;
                 Ok(Version {
                     artifacts: Arc::new(artifacts),
                     mcp: Arc::new(catalog),

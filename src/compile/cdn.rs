@@ -14,7 +14,7 @@
 //!
 //! All of it is generated from the manifest, like the server's own responses.
 
-use super::output::Manifest;
+use super::manifest::Manifest;
 use crate::config::BaseUrl;
 use crate::paths;
 

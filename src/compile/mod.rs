@@ -8,6 +8,7 @@ pub mod artifact;
 pub mod cdn;
 pub mod dns;
 pub mod documents;
+pub mod manifest;
 pub mod output;
 pub mod reuse;
 pub mod templates;

@@ -7,59 +7,21 @@
 //! Writing is all or nothing: the tree is written to a temporary sibling directory and
 //! renamed into place, so `build/` is always either the old complete build or the new one.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
 use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue};
-use serde::{Deserialize, Serialize};
 
 use super::artifact::{strong_etag, Artifact, ArtifactSet, Encoding, Representation, Variants};
+pub use super::manifest::{EncodedFile, Manifest, ManifestEntry};
 use crate::config::BaseUrl;
 use crate::content::Site;
 
 pub const MANIFEST_FILE: &str = "manifest.json";
 pub const MODEL_FILE: &str = "_model.json";
 const MANIFEST_FORMAT: u32 = 1;
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Manifest {
-    pub format: u32,
-    pub generator: String,
-    pub base_url: BaseUrl,
-    pub revision: String,
-    pub artifacts: BTreeMap<String, ManifestEntry>,
-    /// The site model the artifacts were compiled from (`_model.json`; not a served path):
-    /// `serve --from` rebuilds MCP and the paginated API from it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<EncodedFile>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ManifestEntry {
-    pub file: String,
-    pub content_type: String,
-    pub etag: String,
-    pub cache_control: String,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub encodings: BTreeMap<String, EncodedFile>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub headers: BTreeMap<String, String>,
-    pub vary: String,
-    /// The path of this page's Markdown twin, for `Accept: text/markdown`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub markdown: Option<String>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EncodedFile {
-    pub file: String,
-    pub etag: String,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {

@@ -422,12 +422,11 @@ impl Company {
         }
         rules::optional_text(problems, "tax_id", self.tax_id.as_deref());
         for (i, code) in self.industry_codes.iter().enumerate() {
-            rules::industry_code(
-                problems,
-                &format!("industry_codes[{i}].code"),
-                code.scheme,
-                &code.code,
-            );
+            let field = format!("industry_codes[{i}].code");
+            match code.scheme {
+                IndustryScheme::Naics => rules::naics_code(problems, &field, &code.code),
+                IndustryScheme::Isic => rules::isic_code(problems, &field, &code.code),
+            }
             rules::optional_text(
                 problems,
                 &format!("industry_codes[{i}].name"),

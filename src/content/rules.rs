@@ -261,30 +261,30 @@ pub(crate) fn vat_id(problems: &mut Problems, field: &str, value: &str) {
     }
 }
 
-/// NAICS: 2 to 6 digits. ISIC Rev. 4: a section letter `A`–`U`, or 2 to 4 digits.
-pub(crate) fn industry_code(
-    problems: &mut Problems,
-    field: &str,
-    scheme: super::model::IndustryScheme,
-    value: &str,
-) {
-    use super::model::IndustryScheme;
-    let digits = |range: std::ops::RangeInclusive<usize>| {
-        range.contains(&value.len()) && value.bytes().all(|b| b.is_ascii_digit())
-    };
-    let (ok, shape) = match scheme {
-        IndustryScheme::Naics => (digits(2..=6), "2 to 6 digits, like `334519`"),
-        IndustryScheme::Isic => (
-            digits(2..=4) || (value.len() == 1 && ("A"..="U").contains(&value)),
-            "a section letter A to U or 2 to 4 digits, like `2651`",
-        ),
-    };
-    if !ok {
+/// A NAICS code: 2 to 6 digits.
+pub(crate) fn naics_code(problems: &mut Problems, field: &str, value: &str) {
+    if !digits(value, 2..=6) {
         problems.add(
             field,
-            format!("`{value}` is not a {} code: {shape}", scheme.label()),
+            format!("`{value}` is not a NAICS code: 2 to 6 digits, like `334519`"),
         );
     }
+}
+
+/// An ISIC Rev. 4 code: a section letter `A`–`U`, or 2 to 4 digits.
+pub(crate) fn isic_code(problems: &mut Problems, field: &str, value: &str) {
+    if !(digits(value, 2..=4) || (value.len() == 1 && ("A"..="U").contains(&value))) {
+        problems.add(
+            field,
+            format!(
+                "`{value}` is not an ISIC code: a section letter A to U or 2 to 4 digits, like `2651`"
+            ),
+        );
+    }
+}
+
+fn digits(value: &str, count: std::ops::RangeInclusive<usize>) -> bool {
+    count.contains(&value.len()) && value.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Latitude within ±90 and longitude within ±180 degrees.
@@ -379,7 +379,6 @@ mod tests {
 
     #[test]
     fn jurisdictions_vat_ids_and_industry_codes() {
-        use crate::content::model::IndustryScheme;
         for good in ["DE", "US-DE", "GB-ENG", "FR-75"] {
             assert!(check(jurisdiction, good), "{good}");
         }
@@ -388,16 +387,16 @@ mod tests {
         }
         assert!(check(vat_id, "DE123456789"));
         assert!(!check(vat_id, "123456789"));
-        let code = |scheme, value: &str| {
+        let code = |rule: fn(&mut Problems, &str, &str), value: &str| {
             let mut problems = Problems::default();
-            industry_code(&mut problems, "f", scheme, value);
+            rule(&mut problems, "f", value);
             problems.0.is_empty()
         };
-        assert!(code(IndustryScheme::Naics, "334519"));
-        assert!(!code(IndustryScheme::Naics, "3345190"));
-        assert!(code(IndustryScheme::Isic, "2651"));
-        assert!(code(IndustryScheme::Isic, "C"));
-        assert!(!code(IndustryScheme::Isic, "Z"));
+        assert!(code(naics_code, "334519"));
+        assert!(!code(naics_code, "3345190"));
+        assert!(code(isic_code, "2651"));
+        assert!(code(isic_code, "C"));
+        assert!(!code(isic_code, "Z"));
         let mut problems = Problems::default();
         geo(&mut problems, "g", 91.0, f64::NAN);
         assert_eq!(problems.0.len(), 2);

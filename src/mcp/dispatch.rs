@@ -6,30 +6,9 @@ use serde_json::{json, Map, Value};
 
 use super::catalog::{capabilities, object, page_of_cursor, to_bytes, tool_result, Catalog};
 use super::era::{Era, LATEST_LEGACY, LEGACY_VERSIONS};
+use super::jsonrpc::{self, Failure};
 use super::tools::{self, Tool};
-use super::{jsonrpc, prompts, SearchBudget};
-
-/// A JSON-RPC error with the HTTP status its era gives it.
-pub(super) struct Failure {
-    pub(super) code: i64,
-    pub(super) message: String,
-    pub(super) data: Option<Value>,
-}
-
-impl Failure {
-    pub(super) fn new(code: i64, message: impl Into<String>) -> Failure {
-        Failure {
-            code,
-            message: message.into(),
-            data: None,
-        }
-    }
-
-    pub(super) fn with_data(mut self, data: Value) -> Failure {
-        self.data = Some(data);
-        self
-    }
-}
+use super::{prompts, SearchBudget};
 
 pub(super) fn status_for(code: i64, era: Era) -> StatusCode {
     match (code, era) {

@@ -8,8 +8,8 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use serde_json::{json, Map, Value};
 
-use super::dispatch::Failure;
-use super::{jsonrpc, McpHeaders};
+use super::jsonrpc::{self, Failure};
+use super::McpHeaders;
 
 /// Versions of the legacy era (`initialize`, sessions optional), newest first.
 pub const LEGACY_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];

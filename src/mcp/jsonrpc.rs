@@ -175,6 +175,29 @@ pub fn error(id: Option<&Id>, code: i64, message: &str, data: Option<Value>) -> 
     out
 }
 
+/// A JSON-RPC error: code, message and data (the era gives it its HTTP status). Here, with
+/// the envelope, so that every part of MCP can raise one without depending on `dispatch`.
+pub(super) struct Failure {
+    pub(super) code: i64,
+    pub(super) message: String,
+    pub(super) data: Option<serde_json::Value>,
+}
+
+impl Failure {
+    pub(super) fn new(code: i64, message: impl Into<String>) -> Failure {
+        Failure {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    pub(super) fn with_data(mut self, data: serde_json::Value) -> Failure {
+        self.data = Some(data);
+        self
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,9 +29,10 @@ use bytes::Bytes;
 use hyper::StatusCode;
 
 pub use catalog::Catalog;
-use dispatch::{status_for, Failure};
+use dispatch::status_for;
 use era::Era;
 pub use era::{LEGACY_VERSIONS, MODERN_VERSIONS};
+use jsonrpc::Failure;
 use jsonrpc::{Id, Message};
 
 /// The MCP request headers the protocol looks at.
