@@ -4,9 +4,11 @@
 //! reading content (and the auth core, which needs no content), then what is compiled from
 //! it, then the version being served, then the edges that serve and reload it, then the
 //! command line. The test reads every `crate::` path in the code (doc comments and test
-//! modules aside) and fails on one that climbs, naming the file and the line. A crate per
-//! layer would enforce the same; one crate and this test is cheaper on a 2-core machine.
+//! modules aside) and fails on one that climbs, naming the file and the line; a second test
+//! fails on a cycle among the module files. A crate per layer would enforce the same; one
+//! crate and these tests are cheaper on a 2-core machine.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Top-level modules, lowest layer first.
@@ -173,6 +175,131 @@ fn modules_import_only_their_own_layer_or_below() {
         "imports that climb a layer (see src/layering.rs):\n{}",
         climbing.join("\n")
     );
+}
+
+/// The module a file is (`serve::connection` for `serve/connection.rs`).
+fn module_path(src: &Path, file: &Path) -> String {
+    let relative = file.strip_prefix(src).unwrap_or(file).with_extension("");
+    let mut parts: Vec<String> = relative
+        .components()
+        .map(|part| part.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|last| last == "mod") {
+        parts.pop();
+    }
+    parts.join("::")
+}
+
+/// Every module `module` names through `crate::…` or `super::…`, as far as it is a file.
+fn modules_used(module: &str, text: &str, known: &HashSet<String>) -> HashSet<String> {
+    let parent = module.rsplit_once("::").map_or("", |(parent, _)| parent);
+    let mut used = HashSet::new();
+    for (_, line) in code_lines(text) {
+        let mut paths = Vec::new();
+        for (prefix, base) in [("crate::", ""), ("super::", parent)] {
+            let mut rest = line;
+            while let Some(at) = rest.find(prefix) {
+                rest = &rest[at + prefix.len()..];
+                let group = rest.strip_prefix('{');
+                let items: Vec<&str> = match group {
+                    Some(group) => group.split('}').next().unwrap_or("").split(',').collect(),
+                    None => vec![rest],
+                };
+                for item in items {
+                    let path: String = item
+                        .trim()
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+                        .collect();
+                    let joined = if base.is_empty() {
+                        path
+                    } else {
+                        format!("{base}::{path}")
+                    };
+                    paths.push(joined);
+                }
+            }
+        }
+        for mut path in paths {
+            // The longest prefix that is a module file: `serve::connection::Peer` is
+            // `serve::connection`.
+            while !path.is_empty() && !known.contains(&path) {
+                path = path
+                    .rsplit_once("::")
+                    .map_or(String::new(), |(head, _)| head.to_string());
+            }
+            let related = path == module
+                || module.starts_with(&format!("{path}::"))
+                || path.starts_with(&format!("{module}::"));
+            if !path.is_empty() && !related {
+                used.insert(path);
+            }
+        }
+    }
+    used
+}
+
+/// A cycle among the module files, if there is one (a parent and its children aside:
+/// `mod.rs` declares its children and may re-export them).
+fn a_cycle(src: &Path) -> Option<Vec<String>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let tests = test_only(&files);
+    files.retain(|file| !tests.contains(file));
+    let known: HashSet<String> = files.iter().map(|file| module_path(src, file)).collect();
+    let graph: HashMap<String, HashSet<String>> = files
+        .iter()
+        .map(|file| {
+            let module = module_path(src, file);
+            let text = std::fs::read_to_string(file).unwrap_or_default();
+            let used = modules_used(&module, &text, &known);
+            (module, used)
+        })
+        .collect();
+    // Depth-first search; a module met again while still on the path closes a cycle.
+    fn visit(
+        module: &str,
+        graph: &HashMap<String, HashSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut HashSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(start) = path.iter().position(|on| on == module) {
+            let mut cycle = path[start..].to_vec();
+            cycle.push(module.to_string());
+            return Some(cycle);
+        }
+        if done.contains(module) {
+            return None;
+        }
+        path.push(module.to_string());
+        let mut next: Vec<&String> = graph.get(module).into_iter().flatten().collect();
+        next.sort();
+        for used in next {
+            if let Some(cycle) = visit(used, graph, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(module.to_string());
+        None
+    }
+    let mut modules: Vec<&String> = graph.keys().collect();
+    modules.sort();
+    let mut done = HashSet::new();
+    for module in modules {
+        if let Some(cycle) = visit(module, &graph, &mut Vec::new(), &mut done) {
+            return Some(cycle);
+        }
+    }
+    None
+}
+
+#[test]
+fn no_module_file_depends_on_itself_through_others() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    if let Some(cycle) = a_cycle(&src) {
+        panic!("a cycle among modules: {}", cycle.join(" -> "));
+    }
 }
 
 #[test]
