@@ -164,7 +164,7 @@ impl Http2Streams {
     /// document, a computed read) is made and charged in the same poll as the check, and
     /// one that waits for its body first checks again through [`AnswerRoom`]. So the queue
     /// overshoots its cap by at most the answers finished in one poll, while a slow request
-    /// body never holds up the connection's other requests.
+    /// body holds up only the bodies waiting for a turn to be read, never a document.
     pub(super) fn answer<F>(
         self: Arc<Self>,
         make: impl FnOnce() -> F + Send,
