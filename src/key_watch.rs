@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::auth::keys::{Keyring, KEYRING_FILE};
+use crate::auth::keys::{Keyring, Relation, KEYRING_FILE};
 use crate::auth::shared_keys::{SharedKeys, KEYRING_KEY};
 use crate::reload;
 use crate::serve::App;
@@ -70,7 +70,10 @@ async fn run(app: Arc<App>, state_dir: PathBuf, shared: Option<SharedKeys>) {
                     let text = keyring.to_text();
                     if text != installed {
                         let kid = keyring.current().identity.kid().to_string();
-                        if !keyring.shares_a_generation(app.auth().keys().keyring()) {
+                        // An operator's own file may be older (a restored backup), never
+                        // another deployment's.
+                        let relation = keyring.relation_to(app.auth().keys().keyring());
+                        if relation == Relation::Unrelated {
                             problem = Some(format!(
                                 "{} now holds keys unrelated to those in use (current {kid}); \
                                  keeping the keys in use. Restart to take the new file",
@@ -118,7 +121,7 @@ async fn follow_redis(
 ) -> Result<(), String> {
     let Some(text) = shared.fetch().await.map_err(|e| e.message)? else {
         if shared
-            .publish_if_missing(installed)
+            .replace(None, installed)
             .await
             .map_err(|e| e.message)?
         {
@@ -133,27 +136,30 @@ async fn follow_redis(
     }
     let keyring = Keyring::parse(&text, Path::new(KEYRING_KEY)).map_err(|e| e.to_string())?;
     let ours = Keyring::parse(installed, Path::new(KEYRING_FILE)).map_err(|e| e.to_string())?;
-    if keyring.shares_a_generation(&ours) && !keyring.follows(&ours) {
-        // Older than ours (a replica that lagged behind a rotation): taking it would make
-        // a retired key sign again. Ours goes back, unless it changed meanwhile.
-        if shared
-            .replace_if_unchanged(&text, installed)
-            .await
-            .map_err(|e| e.message)?
-        {
-            tracing::warn!(
-                "Redis held an older keyring than this instance's; published this instance's again"
-            );
+    match keyring.relation_to(&ours) {
+        Relation::Follows => {}
+        // A replica that lagged behind a rotation: taking it would make a retired key sign
+        // again. Ours goes back, unless it changed meanwhile.
+        Relation::Older => {
+            if shared
+                .replace(Some(&text), installed)
+                .await
+                .map_err(|e| e.message)?
+            {
+                tracing::warn!(
+                    "Redis held an older keyring than this instance's; published this instance's again"
+                );
+            }
+            return Ok(());
         }
-        return Ok(());
-    }
-    if !keyring.shares_a_generation(&ours) {
-        return Err(format!(
-            "Redis ({KEYRING_KEY}) holds a keyring unrelated to this instance's (current {}); \
-             keeping this instance's keys. If the deployment's keys were replaced on purpose, \
-             restart the instances with state directories without {KEYRING_FILE}",
-            keyring.current().identity.kid()
-        ));
+        Relation::Unrelated => {
+            return Err(format!(
+                "Redis ({KEYRING_KEY}) holds a keyring unrelated to this instance's (current {}); \
+                 keeping this instance's keys. If the deployment's keys were replaced on purpose, \
+                 restart the instances with state directories without {KEYRING_FILE}",
+                keyring.current().identity.kid()
+            ))
+        }
     }
     let state_dir = state_dir.to_path_buf();
     tokio::task::spawn_blocking(move || keyring.save(&state_dir))

@@ -58,6 +58,18 @@ pub enum KeyError {
     Generate(String),
 }
 
+/// How one keyring stands to another ([`Keyring::relation_to`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relation {
+    /// It has the other's current generation: the same keyring, or a rotation of it.
+    Follows,
+    /// It shares a generation but lacks the other's current one: from before a rotation
+    /// (taking it would make a retired key sign again).
+    Older,
+    /// No generation in common: another deployment's keys, or planted ones.
+    Unrelated,
+}
+
 /// The public half of an identity key as a JWK (RFC 7517), with its RFC 7638 thumbprint
 /// as `kid`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -385,13 +397,21 @@ impl Keyring {
     }
 
     /// Whether `other` holds a generation of this keyring: the two belong to one deployment.
-    /// Whether `self` has `other`'s current generation: it is `other` or a rotation of it,
-    /// never an older keyring (which would bring back a retired key to sign with).
-    pub fn follows(&self, other: &Keyring) -> bool {
-        let current = other.current().identity.kid();
-        self.generations
+    /// How `self` stands to `ours`, the keyring in use: the one rule for whether a keyring
+    /// met elsewhere (in Redis) may replace it.
+    pub fn relation_to(&self, ours: &Keyring) -> Relation {
+        let current = ours.current().identity.kid();
+        if self
+            .generations
             .iter()
             .any(|generation| generation.identity.kid() == current)
+        {
+            Relation::Follows
+        } else if self.shares_a_generation(ours) {
+            Relation::Older
+        } else {
+            Relation::Unrelated
+        }
     }
 
     pub fn shares_a_generation(&self, other: &Keyring) -> bool {
@@ -763,6 +783,14 @@ mod tests {
             .any(|g| g.identity.kid() == old_kid));
         assert!(again.shares_a_generation(&rotated));
         assert!(!again.shares_a_generation(&Keyring::generate(NOW).unwrap()));
+        // A rotation follows the keyring it was made from; that one is older than it.
+        assert_eq!(again.relation_to(&rotated), Relation::Follows);
+        assert_eq!(rotated.relation_to(&again), Relation::Older);
+        assert_eq!(again.relation_to(&again), Relation::Follows);
+        assert_eq!(
+            Keyring::generate(NOW).unwrap().relation_to(&rotated),
+            Relation::Unrelated
+        );
     }
 
     #[test]

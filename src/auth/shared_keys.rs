@@ -22,7 +22,7 @@ use std::time::Duration;
 use redis::aio::MultiplexedConnection;
 use redis::Script;
 
-use super::keys::{KeyError, Keyring, KEYRING_FILE};
+use super::keys::{KeyError, Keyring, Relation, KEYRING_FILE};
 use super::redis_store::{client, unavailable};
 use super::store::StoreError;
 use crate::config::AuthPolicy;
@@ -79,9 +79,13 @@ impl SharedKeys {
         .map_err(unavailable)
     }
 
-    /// Replaces `expected` (`None`: nothing kept yet) with `keyring`; false when another
-    /// writer got there first.
-    async fn replace(&self, expected: Option<&str>, keyring: &str) -> Result<bool, StoreError> {
+    /// Replaces `expected` (`None`: nothing kept yet, or Redis lost it) with `keyring`;
+    /// false when another writer got there first.
+    pub(crate) async fn replace(
+        &self,
+        expected: Option<&str>,
+        keyring: &str,
+    ) -> Result<bool, StoreError> {
         let mut connection = self.connection.clone();
         let swapped: i64 = tokio::time::timeout(
             TIMEOUT,
@@ -95,20 +99,6 @@ impl SharedKeys {
         .map_err(|_| unavailable("timed out"))?
         .map_err(unavailable)?;
         Ok(swapped == 1)
-    }
-
-    /// Replaces `expected` with `keyring` unless another writer changed it first.
-    pub async fn replace_if_unchanged(
-        &self,
-        expected: &str,
-        keyring: &str,
-    ) -> Result<bool, StoreError> {
-        self.replace(Some(expected), keyring).await
-    }
-
-    /// Publishes `keyring` if Redis holds none (it lost its data); false when it holds one.
-    pub async fn publish_if_missing(&self, keyring: &str) -> Result<bool, StoreError> {
-        self.replace(None, keyring).await
     }
 
     /// The shared keyring, parsed; `None` when no instance has published one yet.
@@ -175,27 +165,31 @@ pub async fn share_keys(
                 if theirs.to_text() == ours.to_text() {
                     return Ok(ours);
                 }
-                if theirs.shares_a_generation(&ours) && !theirs.follows(&ours) {
-                    // Older than ours (a replica behind a rotation): ours is the newer truth.
-                    if shared.replace(text.as_deref(), &ours.to_text()).await? {
-                        tracing::warn!("Redis held an older keyring than this state directory's; published this one");
-                        return Ok(ours);
+                match theirs.relation_to(&ours) {
+                    Relation::Follows => {
+                        theirs.save(state_dir).map_err(key_error)?;
+                        tracing::info!(file = %local_path.display(), "updated the keyring from Redis");
+                        return Ok(theirs);
                     }
-                    continue;
+                    // A replica behind a rotation: ours is the newer truth.
+                    Relation::Older => {
+                        if shared.replace(text.as_deref(), &ours.to_text()).await? {
+                            tracing::warn!("Redis held an older keyring than this state directory's; published this one");
+                            return Ok(ours);
+                        }
+                        // Changed meanwhile: go round and look again.
+                    }
+                    Relation::Unrelated => {
+                        return Err(StoreError {
+                            message: format!(
+                                "{}: these keys differ from the ones the other instances use (in Redis); \
+                                 start with a state directory without {KEYRING_FILE} to take theirs",
+                                local_path.display()
+                            ),
+                            retry_after: Duration::from_secs(1),
+                        })
+                    }
                 }
-                if !theirs.shares_a_generation(&ours) {
-                    return Err(StoreError {
-                        message: format!(
-                            "{}: these keys differ from the ones the other instances use (in Redis); \
-                             start with a state directory without {KEYRING_FILE} to take theirs",
-                            local_path.display()
-                        ),
-                        retry_after: Duration::from_secs(1),
-                    });
-                }
-                theirs.save(state_dir).map_err(key_error)?;
-                tracing::info!(file = %local_path.display(), "updated the keyring from Redis");
-                return Ok(theirs);
             }
             (None, local) => {
                 // A keyring made here is saved only once it is the shared one, so losing
