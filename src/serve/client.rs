@@ -111,24 +111,7 @@ impl TrustedProxies {
         if !self.trusts(peer) {
             return peer;
         }
-        let hops = |name: &HeaderName| {
-            // Later header lines were added by later proxies: the last line's last entry is
-            // the nearest hop. Entries are split as bytes, so one that is not text (a
-            // client's, left of ours on a merged line) spoils only itself.
-            let lines: Vec<&[u8]> = headers
-                .get_all(name)
-                .iter()
-                .map(|value| value.as_bytes())
-                .collect();
-            lines
-                .into_iter()
-                .rev()
-                .flat_map(|line| line.rsplit(|byte| *byte == b','))
-                .take(MAX_HOPS)
-                .map(|hop| std::str::from_utf8(hop).unwrap_or("\u{fffd}"))
-                .collect::<Vec<&str>>()
-        };
-        let nearest_first: Vec<Option<IpAddr>> = match &self.header {
+        let (name, read): (&HeaderName, fn(&str) -> Option<IpAddr>) = match &self.header {
             ClientHeader::Own(name) => {
                 let mut values = headers.get_all(name).iter();
                 return match (values.next(), values.next()) {
@@ -140,12 +123,19 @@ impl TrustedProxies {
                     _ => peer,
                 };
             }
-            ClientHeader::XForwardedFor => hops(&X_FORWARDED_FOR)
-                .into_iter()
-                .map(|hop| parse_node(hop.trim()))
-                .collect(),
-            ClientHeader::Forwarded => hops(&FORWARDED).into_iter().map(forwarded_for).collect(),
+            ClientHeader::XForwardedFor => (&X_FORWARDED_FOR, |hop| parse_node(hop.trim())),
+            ClientHeader::Forwarded => (&FORWARDED, forwarded_for),
         };
+        // Later header lines were added by later proxies: the last line's last entry is the
+        // nearest hop. Entries are split as bytes, so one that is not text (a client's, left
+        // of ours on a merged line) spoils only itself.
+        let nearest_first = headers
+            .get_all(name)
+            .iter()
+            .rev()
+            .flat_map(|line| line.as_bytes().rsplit(|byte| *byte == b','))
+            .take(MAX_HOPS)
+            .map(|hop| std::str::from_utf8(hop).ok().and_then(read));
         for hop in nearest_first {
             match hop {
                 Some(address) if self.trusts(address) => continue,
