@@ -113,6 +113,18 @@ async fn drain<S: AsyncRead + Unpin>(stream: &mut S) -> (usize, bool) {
     }
 }
 
+/// After reading nothing for longer than the send timeout, the client finds its
+/// connection ended, with less than the `asked` bytes ever sent.
+async fn is_cut_off<S: AsyncRead + Unpin>(stream: &mut S, asked: usize) {
+    tokio::time::sleep(SEND_TIMEOUT * 3).await;
+    let (read, ended) = drain(stream).await;
+    assert!(ended, "the connection was never ended");
+    assert!(
+        read < asked,
+        "all {read} bytes were sent: nothing was cut off"
+    );
+}
+
 fn pipelined_gets(count: usize) -> Vec<u8> {
     "GET /big HTTP/1.1\r\nHost: localhost\r\n\r\n"
         .repeat(count)
@@ -128,13 +140,7 @@ async fn http1_a_client_that_stops_reading_loses_its_connection() {
     let server = BigAnswers::start(size, None).await;
     let mut stream = small_window(&server.addr).await;
     stream.write_all(&pipelined_gets(8)).await.unwrap();
-    tokio::time::sleep(SEND_TIMEOUT * 3).await;
-    let (read, ended) = drain(&mut stream).await;
-    assert!(ended, "the connection was never ended");
-    assert!(
-        read < 8 * size,
-        "all {read} bytes were sent: nothing was cut off"
-    );
+    is_cut_off(&mut stream, 8 * size).await;
     // One request at a time on HTTP/1: the stalled answer holds up the rest.
     assert!(server.calls() <= 2, "{} answers made", server.calls());
 }
@@ -168,13 +174,7 @@ async fn tls_a_client_that_stops_reading_loses_its_connection() {
     let mut stream = connector.connect(name, tcp).await.unwrap();
     stream.write_all(&pipelined_gets(8)).await.unwrap();
     stream.flush().await.unwrap();
-    tokio::time::sleep(SEND_TIMEOUT * 3).await;
-    let (read, ended) = drain(&mut stream).await;
-    assert!(ended, "the connection was never ended");
-    assert!(
-        read < 8 * size,
-        "all {read} bytes were sent: nothing was cut off"
-    );
+    is_cut_off(&mut stream, 8 * size).await;
 }
 
 /// An h2c connection over `addr` whose streams open with `window` bytes of flow-control
