@@ -46,32 +46,26 @@ fn parse(query: Option<&str>) -> Result<Query, Refusal> {
     })
 }
 
-/// The parameters the read API knows, read from a [`Query`].
-trait ReadParameters {
-    fn limit(&self, default: usize, max: usize) -> Result<usize, Refusal>;
-    fn cursor(&self) -> Result<Option<&str>, Refusal>;
+/// `limit`: how many items, from 1 to `max` (`default` when not given).
+fn limit(query: &Query, default: usize, max: usize) -> Result<usize, Refusal> {
+    match query.get("limit") {
+        None => Ok(default),
+        Some(text) => match text.parse::<usize>() {
+            Ok(n) if (1..=max).contains(&n) => Ok(n),
+            _ => Err(bad_request(format!(
+                "`limit` must be a whole number from 1 to {max}"
+            ))),
+        },
+    }
 }
 
-impl ReadParameters for Query {
-    fn limit(&self, default: usize, max: usize) -> Result<usize, Refusal> {
-        match self.get("limit") {
-            None => Ok(default),
-            Some(text) => match text.parse::<usize>() {
-                Ok(n) if (1..=max).contains(&n) => Ok(n),
-                _ => Err(bad_request(format!(
-                    "`limit` must be a whole number from 1 to {max}"
-                ))),
-            },
-        }
-    }
-
-    fn cursor(&self) -> Result<Option<&str>, Refusal> {
-        match self.get("cursor") {
-            Some("") => Err(bad_request(
-                "`cursor` is empty; leave it out to start at the beginning",
-            )),
-            other => Ok(other),
-        }
+/// `cursor`: where an earlier answer left off (never empty).
+fn cursor(query: &Query) -> Result<Option<&str>, Refusal> {
+    match query.get("cursor") {
+        Some("") => Err(bad_request(
+            "`cursor` is empty; leave it out to start at the beginning",
+        )),
+        other => Ok(other),
     }
 }
 
@@ -88,9 +82,9 @@ pub(crate) fn wants_company_page(query: Option<&str>) -> bool {
 /// `GET /api/company?limit=&cursor=`.
 pub(crate) fn company_page(catalog: &Catalog, query: Option<&str>) -> Result<Artifact, Refusal> {
     let query = parse(query)?;
-    let limit = query.limit(DEFAULT_LIMIT, MAX_LIMIT)?;
+    let limit = limit(&query, DEFAULT_LIMIT, MAX_LIMIT)?;
     let document =
-        listing::company_document(catalog.site(), catalog.base(), limit, query.cursor()?)
+        listing::company_document(catalog.site(), catalog.base(), limit, cursor(&query)?)
             .map_err(page_error)?;
     let next = document.next_cursor.clone();
     let artifact = Artifact::json(paths::API_COMPANY, JSON, CachePolicy::Content, &document)
@@ -112,11 +106,11 @@ pub(crate) fn search(catalog: &Catalog, query: Option<&str>) -> Result<Artifact,
             "`q` is longer than {MAX_SEARCH_CHARS} characters"
         )));
     }
-    let limit = query.limit(DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)?;
+    let limit = limit(&query, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)?;
     let index = catalog.search_index();
     let ranked = index.rank(catalog.site(), words);
     let (chosen, next_cursor) =
-        paginate(&ranked, |r| index.key(r), limit, query.cursor()?).map_err(page_error)?;
+        paginate(&ranked, |r| index.key(r), limit, cursor(&query)?).map_err(page_error)?;
     let document = SearchDocument {
         query: words,
         results: index.hits(catalog.site(), words, chosen),
