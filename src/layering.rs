@@ -66,32 +66,43 @@ fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
         .filter(|(_, line)| !line.trim_start().starts_with("//"))
 }
 
-/// Every `crate::<module>` named on `line`, including inside `use crate::{a, b::c}`.
-fn modules_named(line: &str) -> Vec<String> {
-    let mut named = Vec::new();
-    let mut rest = line;
-    while let Some(at) = rest.find("crate::") {
-        rest = &rest[at + "crate::".len()..];
-        if let Some(group) = rest.strip_prefix('{') {
-            let inner = group.split('}').next().unwrap_or("");
-            for item in inner.split(',') {
-                let name: String = item
+/// Every path named on `line` through `crate::…`, or `super::…` read from inside
+/// `parent` (the module above the file's own), including inside `{a, b::c}` groups:
+/// `serve::App` for `use crate::serve::App;`.
+fn paths_named(line: &str, parent: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    for (prefix, base) in [("crate::", ""), ("super::", parent)] {
+        let mut rest = line;
+        while let Some(at) = rest.find(prefix) {
+            rest = &rest[at + prefix.len()..];
+            let items: Vec<&str> = match rest.strip_prefix('{') {
+                Some(group) => group.split('}').next().unwrap_or("").split(',').collect(),
+                None => vec![rest],
+            };
+            for item in items {
+                let path: String = item
                     .trim()
                     .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
                     .collect();
-                named.push(name);
+                let path = path.trim_end_matches(':');
+                if path.is_empty() {
+                    continue;
+                }
+                paths.push(if base.is_empty() {
+                    path.to_string()
+                } else {
+                    format!("{base}::{path}")
+                });
             }
-        } else {
-            named.push(
-                rest.chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect(),
-            );
         }
     }
-    named.retain(|name| !name.is_empty());
-    named
+    paths
+}
+
+/// The module above `module` (`serve` for `serve::router`; the crate root, "", for `serve`).
+fn parent_of(module: &str) -> &str {
+    module.rsplit_once("::").map_or("", |(parent, _)| parent)
 }
 
 /// Files that are test modules of their parent (`#[cfg(test)] mod name;`): tests may
@@ -144,8 +155,10 @@ fn climbing_imports(src: &Path) -> Vec<String> {
             continue;
         };
         let text = std::fs::read_to_string(&file).unwrap_or_default();
+        let own_path = module_path(src, &file);
         for (number, line) in code_lines(&text) {
-            for used in modules_named(line) {
+            for path in paths_named(line, parent_of(&own_path)) {
+                let used = path.split("::").next().unwrap_or_default().to_string();
                 if used == module {
                     continue;
                 }
@@ -192,41 +205,13 @@ fn module_path(src: &Path, file: &Path) -> String {
 
 /// Every module `module` names through `crate::…` or `super::…`, as far as it is a file.
 fn modules_used(module: &str, text: &str, known: &HashSet<String>) -> HashSet<String> {
-    let parent = module.rsplit_once("::").map_or("", |(parent, _)| parent);
     let mut used = HashSet::new();
     for (_, line) in code_lines(text) {
-        let mut paths = Vec::new();
-        for (prefix, base) in [("crate::", ""), ("super::", parent)] {
-            let mut rest = line;
-            while let Some(at) = rest.find(prefix) {
-                rest = &rest[at + prefix.len()..];
-                let group = rest.strip_prefix('{');
-                let items: Vec<&str> = match group {
-                    Some(group) => group.split('}').next().unwrap_or("").split(',').collect(),
-                    None => vec![rest],
-                };
-                for item in items {
-                    let path: String = item
-                        .trim()
-                        .chars()
-                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
-                        .collect();
-                    let joined = if base.is_empty() {
-                        path
-                    } else {
-                        format!("{base}::{path}")
-                    };
-                    paths.push(joined);
-                }
-            }
-        }
-        for mut path in paths {
+        for mut path in paths_named(line, parent_of(module)) {
             // The longest prefix that is a module file: `serve::connection::Peer` is
             // `serve::connection`.
             while !path.is_empty() && !known.contains(&path) {
-                path = path
-                    .rsplit_once("::")
-                    .map_or(String::new(), |(head, _)| head.to_string());
+                path = parent_of(&path).to_string();
             }
             let related = path == module
                 || module.starts_with(&format!("{path}::"))
@@ -304,14 +289,18 @@ fn no_module_file_depends_on_itself_through_others() {
 
 #[test]
 fn the_reader_finds_every_form_of_import() {
-    assert_eq!(modules_named("use crate::serve::App;"), ["serve"]);
+    assert_eq!(paths_named("use crate::serve::App;", ""), ["serve::App"]);
     assert_eq!(
-        modules_named("use crate::{config::SiteConfig, live, paths};"),
-        ["config", "live", "paths"]
+        paths_named("use crate::{config::SiteConfig, live, paths};", ""),
+        ["config::SiteConfig", "live", "paths"]
     );
     assert_eq!(
-        modules_named("let x = crate::serve::DEFAULT + crate::clock::now();"),
-        ["serve", "clock"]
+        paths_named("let x = crate::serve::DEFAULT + crate::clock::now();", ""),
+        ["serve::DEFAULT", "clock::now"]
+    );
+    assert_eq!(
+        paths_named("use super::{era, jsonrpc::Failure};", "mcp"),
+        ["mcp::era", "mcp::jsonrpc::Failure"]
     );
     let text = "use crate::paths;\n/// [`crate::serve`]\nfn f() {}\n#[cfg(test)]\nmod tests {\n    use crate::cli;\n}\n";
     let lines: Vec<usize> = code_lines(text).map(|(number, _)| number).collect();
