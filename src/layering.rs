@@ -26,7 +26,15 @@ const LAYERS: &[&[&str]] = &[
     // Content read into the site model; the auth core (keys, tokens, store).
     &["content", "auth"],
     // Everything made from the model: artifacts, listings and search, MCP, schemas, health.
-    &["compile", "listing", "mcp", "schema", "health"],
+    &[
+        "compile",
+        "listing",
+        "search",
+        "read_model",
+        "mcp",
+        "schema",
+        "health",
+    ],
     // One version being served, and where its bodies are kept.
     &["live", "spool"],
     // The edges: HTTP, hot reload, key pick-up.

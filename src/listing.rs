@@ -14,8 +14,8 @@ use serde::Serialize;
 
 use crate::config::BaseUrl;
 use crate::content::{Company, Division, Page, Site};
-use crate::mcp::search::Hit;
 use crate::paths;
+use crate::search::Hit;
 
 /// Page listings per answer when the client does not say: fits a model's context easily.
 pub(crate) const DEFAULT_LIMIT: usize = 100;

@@ -20,8 +20,9 @@ use crate::config::SiteConfig;
 use crate::content::{self, ContentError, ContentErrors, PageFiles, Site};
 use crate::health::health_document;
 pub use crate::health::ContentStatus;
-use crate::mcp::Catalog;
+use crate::mcp::Prepared;
 use crate::paths;
+use crate::read_model::ReadModel;
 use crate::spool::Spool;
 
 /// Where the artifacts come from.
@@ -169,13 +170,16 @@ fn with_current_jwks(
 /// Everything one content revision serves, ready to be swapped in.
 pub struct Version {
     pub artifacts: Arc<ArtifactSet>,
-    pub mcp: Arc<Catalog>,
+    /// The site, its origin and its search index, which MCP and the computed reads answer
+    /// from.
+    pub model: Arc<ReadModel>,
+    pub mcp: Arc<Prepared>,
     /// What the next reload may reuse; `None` for a version read from a build.
     pub compiled: Option<Arc<Compiled>>,
 }
 
 /// What compiling `content/` leaves for the next reload besides the site model (which the
-/// MCP catalog holds): where each page came from, and the context pages were rendered in.
+/// read model holds): where each page came from, and the context pages were rendered in.
 pub struct Compiled {
     files: PageFiles,
     rendered: Rendered,
@@ -188,7 +192,8 @@ impl Compiled {
     }
 }
 
-/// Produces a [`Version`] from `source`. For content, the MCP catalog is built on a second
+/// Produces a [`Version`] from `source`. For content, the read model (with its search index)
+/// and what MCP prepares from it are built on a second
 /// thread while the artifacts compile: both read the same site model. Whatever `previous`
 /// (the version being replaced) has that did not change is reused: page files not read
 /// again, pages not rendered again, their search terms not stemmed again.
@@ -203,7 +208,7 @@ pub fn prepare(
             let started = std::time::Instant::now();
             let reusable = previous.and_then(|live| {
                 let compiled = live.compiled.as_deref()?;
-                Some((live.mcp.site(), compiled))
+                Some((live.model.site(), compiled))
             });
             let (site, files) = content::load_reusing(
                 dir,
@@ -212,20 +217,21 @@ pub fn prepare(
             .map_err(LoadError::Content)?;
             let site = Arc::new(site);
             tracing::debug!(ms = started.elapsed().as_millis() as u64, "content read");
-            let previous_catalog = previous.map(|live| live.mcp.as_ref());
+            let previous_model = previous.map(|live| live.model.as_ref());
             std::thread::scope(|scope| {
-                let catalog = scope.spawn(|| {
+                let readers = scope.spawn(|| {
                     let started = std::time::Instant::now();
-                    let catalog = Catalog::build_reusing(
+                    let model = Arc::new(ReadModel::build_reusing(
                         Arc::clone(&site),
                         &config.base_url,
-                        previous_catalog,
-                    );
+                        previous_model,
+                    ));
+                    let mcp = Prepared::build(Arc::clone(&model));
                     tracing::debug!(
                         ms = started.elapsed().as_millis() as u64,
-                        "MCP catalog built"
+                        "read model and MCP answers built"
                     );
-                    catalog
+                    (model, mcp)
                 });
                 let compile_started = std::time::Instant::now();
                 let previous = previous.map(|live| Previous {
@@ -237,35 +243,39 @@ pub fn prepare(
                     ms = compile_started.elapsed().as_millis() as u64,
                     "artifacts compiled"
                 );
-                let catalog = catalog.join().map_err(|_| {
+                let (model, mcp) = readers.join().map_err(|_| {
                     LoadError::Crashed(
-                        "building the MCP catalog panicked (a bug: the log above says where)"
-                            .into(),
+                        "building the read model panicked (a bug: the log above says where)".into(),
                     )
                 })?;
                 Ok(Version {
                     artifacts: Arc::new(artifacts),
-                    mcp: Arc::new(catalog),
+                    model,
+                    mcp: Arc::new(mcp),
                     compiled: Some(Arc::new(Compiled { files, rendered })),
                 })
             })
         }
         Source::Build(dir) => {
             let (artifacts, site) = load_build(dir, config, jwks)?;
+            let model = Arc::new(ReadModel::build(Arc::new(site), &config.base_url));
             Ok(Version {
                 artifacts: Arc::new(artifacts),
-                mcp: Arc::new(Catalog::build(Arc::new(site), &config.base_url)),
+                mcp: Arc::new(Prepared::build(Arc::clone(&model))),
+                model,
                 compiled: None,
             })
         }
     }
 }
 
-/// One served version: the artifacts, the MCP catalog built from the same site model, and
+/// One served version: the artifacts, the read model and MCP's answers built from the same
+/// site, and
 /// the health document that describes them.
 pub struct Live {
     pub artifacts: Arc<ArtifactSet>,
-    pub mcp: Arc<Catalog>,
+    pub model: Arc<ReadModel>,
+    pub mcp: Arc<Prepared>,
     compiled: Option<Arc<Compiled>>,
     /// The health document while the revocation store is fine (the usual case), compiled
     /// once per version.
@@ -306,6 +316,7 @@ impl Live {
         .with_encodings(None);
         Live {
             artifacts: Arc::clone(&version.artifacts),
+            model: Arc::clone(&version.model),
             mcp: Arc::clone(&version.mcp),
             compiled: version.compiled.clone(),
             health: Arc::new(health),
@@ -331,6 +342,7 @@ impl Live {
     pub fn version(&self) -> Version {
         Version {
             artifacts: Arc::clone(&self.artifacts),
+            model: Arc::clone(&self.model),
             mcp: Arc::clone(&self.mcp),
             compiled: self.compiled.clone(),
         }
@@ -457,6 +469,7 @@ impl LiveState {
     fn replace_artifacts(&self, current: &Live, artifacts: ArtifactSet) {
         let version = Version {
             artifacts: Arc::new(artifacts),
+            model: Arc::clone(&current.model),
             mcp: Arc::clone(&current.mcp),
             compiled: current.compiled.clone(),
         };

@@ -208,8 +208,7 @@ fn assert_same(incremental: &Version, clean: &Version, what: &str) {
         "labor",
         "added",
     ] {
-        let search =
-            |version: &Version| version.mcp.search_index().search(version.mcp.site(), query);
+        let search = |version: &Version| version.model.search().search(version.model.site(), query);
         assert_eq!(search(incremental), search(clean), "{query:?} after {what}");
     }
 }
@@ -257,13 +256,14 @@ fn incremental_reloads_equal_clean_compiles() {
         spool.take_bodies(&mut artifacts);
         let version = Version {
             artifacts: std::sync::Arc::new(artifacts),
+            model: version.model.clone(),
             mcp: version.mcp.clone(),
             compiled: version.compiled.clone(),
         };
         Live::new(&version, ContentStatus::Ok, &source, SystemTime::now())
     };
     let mut live = live_of(&first);
-    let page_count = first.mcp.site().pages.len();
+    let page_count = first.model.site().pages.len();
 
     // One body edit: every other page is taken as it was.
     let edited = content.join("pages/report-3.md");

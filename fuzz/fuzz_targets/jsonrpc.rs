@@ -4,16 +4,17 @@
 
 use std::sync::{Arc, OnceLock};
 
-use dossier::mcp::{self, Catalog, McpHeaders};
+use dossier::mcp::{self, McpHeaders, Prepared};
+use dossier::read_model::ReadModel;
 use libfuzzer_sys::fuzz_target;
 
-fn catalog() -> &'static Catalog {
-    static CATALOG: OnceLock<Catalog> = OnceLock::new();
-    CATALOG.get_or_init(|| {
+fn prepared() -> &'static Prepared {
+    static PREPARED: OnceLock<Prepared> = OnceLock::new();
+    PREPARED.get_or_init(|| {
         let content = concat!(env!("CARGO_MANIFEST_DIR"), "/../content");
         let site = dossier::content::load(std::path::Path::new(content)).expect("sample content");
         let base = dossier::config::BaseUrl::parse("https://info.example.com").expect("base URL");
-        Catalog::build(Arc::new(site), &base)
+        Prepared::build(Arc::new(ReadModel::build(Arc::new(site), &base)))
     })
 }
 
@@ -27,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
         method: method.filter(|m| !m.is_empty()),
         name: name.filter(|n| !n.is_empty()),
     };
-    let reply = mcp::handle(catalog(), &headers, body, mcp::SearchBudget::UNLIMITED);
+    let reply = mcp::handle(prepared(), &headers, body, mcp::SearchBudget::UNLIMITED);
     if let Some(body) = reply.body {
         // Every answer is one JSON-RPC message.
         let value: serde_json::Value = serde_json::from_slice(&body.to_vec()).expect("answer is JSON");

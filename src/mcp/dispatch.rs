@@ -4,10 +4,10 @@ use bytes::Bytes;
 use hyper::StatusCode;
 use serde_json::{json, Map, Value};
 
-use super::catalog::{capabilities, object, page_of_cursor, to_bytes, tool_result, Catalog};
 use super::era::{Era, LATEST_LEGACY, LEGACY_VERSIONS};
 use super::jsonrpc::{self, Failure};
-use super::tools::{self, Tool};
+use super::prepared::{capabilities, object, page_of_cursor, to_bytes, Prepared};
+use super::tools::{self, Outcome, TOOLS};
 use super::{prompts, SearchBudget};
 
 pub(super) fn status_for(code: i64, era: Era) -> StatusCode {
@@ -45,12 +45,12 @@ fn no_cursor(params: &Map<String, Value>) -> Result<(), Failure> {
     }
 }
 
-fn dynamic(catalog: &Catalog, era: Era, result: Map<String, Value>, cacheable: bool) -> Bytes {
-    Bytes::from(catalog.for_era(era, to_bytes(&result), cacheable))
+fn dynamic(prepared: &Prepared, era: Era, result: Map<String, Value>, cacheable: bool) -> Bytes {
+    Bytes::from(prepared.for_era(era, to_bytes(&result), cacheable))
 }
 
 pub(super) fn dispatch(
-    catalog: &Catalog,
+    prepared: &Prepared,
     era: Era,
     method: &str,
     params: &Map<String, Value>,
@@ -71,16 +71,16 @@ pub(super) fn dispatch(
             let result = object(json!({
                 "protocolVersion": version,
                 "capabilities": capabilities(Era::Legacy),
-                "serverInfo": catalog.server_info,
-                "instructions": catalog.instructions,
+                "serverInfo": prepared.server_info,
+                "instructions": prepared.instructions,
             }));
             Ok(Bytes::from(to_bytes(&result)))
         }
         (Era::Legacy, "ping" | "logging/setLevel") => Ok(Bytes::from_static(b"{}")),
-        (Era::Modern, "server/discover") => Ok(catalog.discover.clone()),
+        (Era::Modern, "server/discover") => Ok(prepared.discover.clone()),
         (_, "tools/list") => {
             no_cursor(params)?;
-            Ok(catalog.tools_list.for_era(era).clone())
+            Ok(prepared.tools_list.for_era(era).clone())
         }
         (_, "tools/call") => {
             let name = required_text(params, "name", "params.name (the tool) is required")?;
@@ -95,67 +95,51 @@ pub(super) fn dispatch(
                     ))
                 }
             };
-            let tool = Tool::from_name(name);
-            let key = match (tool, arguments.len()) {
-                (_, 0) => Some(String::new()),
-                (Some(Tool::GetDivision), 1) => arguments
-                    .get("division_id")
-                    .and_then(Value::as_str)
-                    .map(String::from),
-                _ => None,
+            let Some(position) = tools::position(name) else {
+                return Err(Failure::new(
+                    jsonrpc::INVALID_PARAMS,
+                    format!("unknown tool `{name}`; tools: {}", tools::names()),
+                ));
             };
-            if let (Some(tool), Some(key)) = (tool, key) {
-                if let Some(precomputed) = catalog.tool_results.get(&(tool, key)) {
-                    return Ok(precomputed.for_era(era).clone());
-                }
+            if let Some(prepared) = prepared.prepared_call(position, arguments) {
+                return Ok(prepared.for_era(era).clone());
             }
-            if tool == Some(Tool::SearchCompanyInfo) {
+            if TOOLS[position].rate_limited() {
                 if let Err(wait) = searches.spend() {
                     let seconds = wait.as_secs().max(1);
                     let message = format!("too many searches from this address; try again in {seconds} s, or read what you need with get_page, get_division or list_pages");
-                    return Ok(dynamic(
-                        catalog,
-                        era,
-                        tool_result(tools::Outcome::ToolError(message)),
-                        false,
-                    ));
+                    let result = Outcome::ToolError(message).result_bytes();
+                    return Ok(Bytes::from(prepared.for_era(era, result, false)));
                 }
             }
-            match tools::call(
-                &catalog.site,
-                &catalog.base,
-                &catalog.search,
-                name,
-                arguments,
-            ) {
-                Some(outcome) => Ok(dynamic(catalog, era, tool_result(outcome), false)),
-                None => Err(Failure::new(
-                    jsonrpc::INVALID_PARAMS,
-                    format!("unknown tool `{name}`; tools: {}", Tool::names()),
-                )),
-            }
+            let outcome = tools::call_at(position, &prepared.model, arguments);
+            Ok(Bytes::from(prepared.for_era(
+                era,
+                outcome.result_bytes(),
+                false,
+            )))
         }
         (_, "resources/list") => {
             let page = match params.get("cursor") {
                 None | Some(Value::Null) => 0,
                 Some(Value::String(cursor)) => page_of_cursor(cursor)
-                    .filter(|page| *page < catalog.resource_pages.len())
+                    .filter(|page| *page < prepared.resource_pages.len())
                     .ok_or_else(|| Failure::new(jsonrpc::INVALID_PARAMS, "invalid cursor"))?,
                 Some(_) => return Err(Failure::new(jsonrpc::INVALID_PARAMS, "invalid cursor")),
             };
-            Ok(catalog.resource_pages[page].for_era(era).clone())
+            Ok(prepared.resource_pages[page].for_era(era).clone())
         }
         (_, "resources/templates/list") => {
             no_cursor(params)?;
-            Ok(catalog.templates_list.for_era(era).clone())
+            Ok(prepared.templates_list.for_era(era).clone())
         }
         (_, "resources/read") => {
             let uri = required_text(params, "uri", "params.uri is required")?;
-            if let Some(precomputed) = catalog.fixed_reads.get(uri) {
+            if let Some(precomputed) = prepared.fixed_reads.get(uri) {
                 return Ok(precomputed.for_era(era).clone());
             }
-            match catalog.read_result(uri) {
-                Some(legacy) => Ok(Bytes::from(catalog.for_era(era, legacy, true))),
+            match prepared.read_result(uri) {
+                Some(legacy) => Ok(Bytes::from(prepared.for_era(era, legacy, true))),
                 None => Err(Failure::new(
                     jsonrpc::INVALID_PARAMS,
                     format!("resource not found: {uri}"),
@@ -165,7 +149,7 @@ pub(super) fn dispatch(
         }
         (_, "prompts/list") => {
             no_cursor(params)?;
-            Ok(catalog.prompts_list.for_era(era).clone())
+            Ok(prepared.prompts_list.for_era(era).clone())
         }
         (_, "prompts/get") => {
             let name = params
@@ -183,9 +167,9 @@ pub(super) fn dispatch(
                 .and_then(|a| a.get("division"))
                 .and_then(Value::as_str)
                 .filter(|d| !d.is_empty());
-            let result = prompts::briefing(&catalog.site, division)
+            let result = prompts::briefing(prepared.model.site(), division)
                 .map_err(|message| Failure::new(jsonrpc::INVALID_PARAMS, message))?;
-            Ok(dynamic(catalog, era, object(result), false))
+            Ok(dynamic(prepared, era, object(result), false))
         }
         (_, "completion/complete") => {
             let reference = params.get("ref").cloned().unwrap_or(Value::Null);
@@ -200,9 +184,9 @@ pub(super) fn dispatch(
                     "params.argument needs a name and a value",
                 ));
             };
-            let result = prompts::complete(&catalog.site, &reference, name, value)
+            let result = prompts::complete(prepared.model.site(), &reference, name, value)
                 .map_err(|message| Failure::new(jsonrpc::INVALID_PARAMS, message))?;
-            Ok(dynamic(catalog, era, object(result), false))
+            Ok(dynamic(prepared, era, object(result), false))
         }
         _ => Err(not_found()),
     }

@@ -9,31 +9,30 @@
 //!
 //! The flow of one request, one module a step: `jsonrpc` reads the envelope, `era` decides
 //! which era it speaks and checks that era's rules, `dispatch` answers the method from the
-//! [`Catalog`] (built once per content revision, with every argument-free result already
-//! serialized in both eras' shapes) and `tools`, `resources`, `prompts` and `search` hold
-//! what the methods serve. [`handle`] is a plain function from headers and body to status
+//! [`Prepared`] answers (built once per content revision, with every argument-free result
+//! already serialized in both eras' shapes) and `tools`, `resources` and `prompts` hold
+//! what the methods serve, read from the revision's [`ReadModel`](crate::read_model). [`handle`] is a plain function from headers and body to status
 //! and body chunks; `serve` does the HTTP.
 
-mod catalog;
 mod dispatch;
 mod era;
 pub mod jsonrpc;
+mod prepared;
 mod prompts;
 mod resources;
-pub mod search;
-pub mod tools;
+pub(crate) mod tools;
 
 use std::time::Duration;
 
 use bytes::Bytes;
 use hyper::StatusCode;
 
-pub use catalog::Catalog;
 use dispatch::status_for;
 use era::Era;
 pub use era::{LEGACY_VERSIONS, MODERN_VERSIONS};
 use jsonrpc::Failure;
 use jsonrpc::{Id, Message};
+pub use prepared::Prepared;
 
 /// The MCP request headers the protocol looks at.
 #[derive(Debug, Default, Clone, Copy)]
@@ -70,7 +69,7 @@ pub struct Reply {
 }
 
 /// A JSON-RPC answer as the buffers to send, in order: the envelope's start, the result
-/// (often a `Bytes` cached in the [`Catalog`] and shared by every request), the envelope's
+/// (often a `Bytes` cached in [`Prepared`] and shared by every request), the envelope's
 /// end. Sent as they are, the cached result is never copied.
 #[derive(Debug, Clone, Default)]
 pub struct Chunks(pub Vec<Bytes>);
@@ -96,7 +95,7 @@ fn error_reply(id: Option<&Id>, failure: Failure, era: Era) -> Reply {
 
 /// Serves one MCP POST body.
 pub fn handle(
-    catalog: &Catalog,
+    prepared: &Prepared,
     headers: &McpHeaders<'_>,
     body: &[u8],
     searches: SearchBudget<'_>,
@@ -121,7 +120,7 @@ pub fn handle(
         Ok(era) => era,
         Err((failure, era)) => return error_reply(Some(&id), failure, era),
     };
-    match dispatch::dispatch(catalog, era, &method, &params, searches) {
+    match dispatch::dispatch(prepared, era, &method, &params, searches) {
         Ok(result) => Reply {
             status: StatusCode::OK,
             body: Some(jsonrpc::result(&id, result)),
@@ -137,13 +136,14 @@ mod tests {
     use super::*;
     use crate::config::BaseUrl;
 
-    static CATALOG: LazyLock<Catalog> = LazyLock::new(|| {
+    static PREPARED: LazyLock<Prepared> = LazyLock::new(|| {
         let content = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content");
         let site = crate::content::load(&content).unwrap();
-        Catalog::build(
+        let base = BaseUrl::parse("https://info.example.com").unwrap();
+        Prepared::build(Arc::new(crate::read_model::ReadModel::build(
             Arc::new(site),
-            &BaseUrl::parse("https://info.example.com").unwrap(),
-        )
+            &base,
+        )))
     });
 
     const MODERN: &str = "2026-07-28";
@@ -192,7 +192,12 @@ mod tests {
                 method,
                 name,
             };
-            let reply = handle(&CATALOG, &headers, body.as_bytes(), SearchBudget::UNLIMITED);
+            let reply = handle(
+                &PREPARED,
+                &headers,
+                body.as_bytes(),
+                SearchBudget::UNLIMITED,
+            );
             assert_eq!(reply.status.as_u16(), status, "{rule}");
             let text = reply
                 .body
@@ -211,7 +216,7 @@ mod tests {
         let body =
             br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"get_company"}}"#;
         let first = handle(
-            &CATALOG,
+            &PREPARED,
             &McpHeaders::default(),
             body,
             SearchBudget::UNLIMITED,
@@ -219,14 +224,14 @@ mod tests {
         .body
         .unwrap();
         let second = handle(
-            &CATALOG,
+            &PREPARED,
             &McpHeaders::default(),
             body,
             SearchBudget::UNLIMITED,
         )
         .body
         .unwrap();
-        // The result is the catalog's own buffer, shared, between two envelope pieces.
+        // The result is the prepared buffer, shared, between two envelope pieces.
         assert_eq!(first.0.len(), 3);
         assert_eq!(first.0[1].as_ptr(), second.0[1].as_ptr());
         assert!(first

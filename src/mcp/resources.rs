@@ -7,10 +7,9 @@
 
 use serde_json::{json, Value};
 
-use super::tools::{self, Outcome, Paging};
-use crate::config::BaseUrl;
+use super::tools::{all_contacts, GetDivision, ListDivisions};
 use crate::content::Site;
-use crate::listing::MAX_LIMIT;
+use crate::read_model::ReadModel;
 
 pub(super) const COMPANY: &str = "company://company";
 pub(super) const DIVISIONS: &str = "company://divisions";
@@ -26,16 +25,14 @@ pub(super) struct Contents {
     pub text: String,
 }
 
-fn json_text(outcome: Outcome) -> String {
-    match outcome {
-        Outcome::Data(value) => serde_json::to_string(&value).unwrap_or_default(),
-        Outcome::ToolError(message) => message,
-    }
+fn json_text<T: serde::Serialize>(answer: &T) -> String {
+    serde_json::to_string(answer).unwrap_or_default()
 }
 
 /// Reads `uri`; `None` when no such resource exists. `company_json` is the record as
 /// already serialized for `/api/company`.
-pub(super) fn read(site: &Site, base: &BaseUrl, company_json: &str, uri: &str) -> Option<Contents> {
+pub(super) fn read(model: &ReadModel, company_json: &str, uri: &str) -> Option<Contents> {
+    let (site, base) = (model.site(), model.base());
     let json = |text| {
         Some(Contents {
             mime_type: "application/json",
@@ -44,20 +41,12 @@ pub(super) fn read(site: &Site, base: &BaseUrl, company_json: &str, uri: &str) -
     };
     match uri {
         COMPANY => json(company_json.to_string()),
-        DIVISIONS => json(json_text(tools::list_divisions(site))),
-        CONTACTS => {
-            let all = Paging {
-                limit: MAX_LIMIT,
-                cursor: None,
-            };
-            json(json_text(
-                tools::list_contacts(site, base, None, all).unwrap_or_else(Outcome::ToolError),
-            ))
-        }
+        DIVISIONS => json(json_text(&ListDivisions::answer(site))),
+        CONTACTS => json(json_text(&all_contacts(site, base))),
         _ => {
             if let Some(id) = uri.strip_prefix(DIVISION_PREFIX) {
                 let division = site.divisions.iter().find(|d| d.id == id)?;
-                return json(json_text(tools::get_division(site, base, division)));
+                return json(json_text(&GetDivision::answer(site, base, division)));
             }
             let slug = uri.strip_prefix(PAGE_PREFIX)?;
             let page = site.pages.iter().find(|p| p.slug == slug)?;

@@ -16,8 +16,8 @@ use crate::compile::{compile, ArtifactSet, CompileInput};
 use crate::config::{AuthPolicy, BaseUrl, Compression, SiteConfig};
 use crate::content::{ContentError, Site};
 use crate::health::{health_document, ContentStatus};
-use crate::mcp::Catalog;
 use crate::paths;
+use crate::read_model::ReadModel;
 
 const BASE: &str = "https://info.example.com";
 
@@ -112,16 +112,16 @@ fn every_precompiled_json_answer_matches_its_published_schema() {
 #[test]
 fn computed_answers_match_their_published_schemas() {
     let fixture = fixture();
-    let catalog = Catalog::build(Arc::clone(&fixture.site), &BaseUrl::parse(BASE).unwrap());
+    let model = ReadModel::build(Arc::clone(&fixture.site), &BaseUrl::parse(BASE).unwrap());
     let json = |artifact: crate::compile::Artifact| -> Value {
         serde_json::from_slice(&artifact.identity.body).unwrap()
     };
     for query in ["limit=2", "limit=1000"] {
-        let page = crate::serve::api::company_page(&catalog, Some(query)).unwrap();
+        let page = crate::serve::api::company_page(&model, Some(query)).unwrap();
         fixture.check("CompanyDocument", query, &json(page));
     }
     for query in ["q=calibration", "q=sensors&limit=1", "q=zzzz-nothing"] {
-        let results = crate::serve::api::search(&catalog, Some(query)).unwrap();
+        let results = crate::serve::api::search(&model, Some(query)).unwrap();
         fixture.check("SearchResults", query, &json(results));
     }
     let health = |status: &ContentStatus, store: &StoreHealth| -> Value {

@@ -15,9 +15,9 @@ use crate::listing::{
     self, paginate, SearchDocument, DEFAULT_LIMIT, DEFAULT_SEARCH_LIMIT, MAX_LIMIT,
     MAX_SEARCH_CHARS, MAX_SEARCH_LIMIT,
 };
-use crate::mcp::Catalog;
 use crate::paths;
 use crate::query::Query;
+use crate::read_model::ReadModel;
 
 const JSON: &str = "application/json";
 
@@ -80,20 +80,19 @@ pub(crate) fn wants_company_page(query: Option<&str>) -> bool {
 }
 
 /// `GET /api/company?limit=&cursor=`.
-pub(crate) fn company_page(catalog: &Catalog, query: Option<&str>) -> Result<Artifact, Refusal> {
+pub(crate) fn company_page(model: &ReadModel, query: Option<&str>) -> Result<Artifact, Refusal> {
     let query = parse(query)?;
     let limit = limit(&query, DEFAULT_LIMIT, MAX_LIMIT)?;
-    let document =
-        listing::company_document(catalog.site(), catalog.base(), limit, cursor(&query)?)
-            .map_err(page_error)?;
+    let document = listing::company_document(model.site(), model.base(), limit, cursor(&query)?)
+        .map_err(page_error)?;
     let next = document.next_cursor.clone();
     let artifact = Artifact::json(paths::API_COMPANY, JSON, CachePolicy::Content, &document)
         .map_err(|e| internal(e.to_string()))?;
-    Ok(with_next(artifact, catalog, paths::API_COMPANY, next))
+    Ok(with_next(artifact, model, paths::API_COMPANY, next))
 }
 
 /// `GET /api/search?q=&limit=&cursor=`.
-pub(crate) fn search(catalog: &Catalog, query: Option<&str>) -> Result<Artifact, Refusal> {
+pub(crate) fn search(model: &ReadModel, query: Option<&str>) -> Result<Artifact, Refusal> {
     let query = parse(query)?;
     let words = query.get("q").map(str::trim).unwrap_or_default();
     if words.is_empty() {
@@ -107,13 +106,13 @@ pub(crate) fn search(catalog: &Catalog, query: Option<&str>) -> Result<Artifact,
         )));
     }
     let limit = limit(&query, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)?;
-    let index = catalog.search_index();
-    let ranked = index.rank(catalog.site(), words);
+    let index = model.search();
+    let ranked = index.rank(model.site(), words);
     let (chosen, next_cursor) =
         paginate(&ranked, |r| index.key(r), limit, cursor(&query)?).map_err(page_error)?;
     let document = SearchDocument {
         query: words,
-        results: index.hits(catalog.site(), words, chosen),
+        results: index.hits(model.site(), words, chosen),
         next_cursor: next_cursor.clone(),
     };
     let artifact = Artifact::json(paths::API_SEARCH, JSON, CachePolicy::Content, &document)
@@ -123,11 +122,11 @@ pub(crate) fn search(catalog: &Catalog, query: Option<&str>) -> Result<Artifact,
         let q: String = form_urlencoded::byte_serialize(words.as_bytes()).collect();
         format!("{cursor}&q={q}&limit={limit}")
     });
-    Ok(with_next(artifact, catalog, paths::API_SEARCH, next))
+    Ok(with_next(artifact, model, paths::API_SEARCH, next))
 }
 
-fn with_next(artifact: Artifact, catalog: &Catalog, path: &str, next: Option<String>) -> Artifact {
-    match next.and_then(|cursor| next_link(catalog.base(), path, &cursor)) {
+fn with_next(artifact: Artifact, model: &ReadModel, path: &str, next: Option<String>) -> Artifact {
+    match next.and_then(|cursor| next_link(model.base(), path, &cursor)) {
         Some(link) => artifact.with_header(LINK, link),
         None => artifact,
     }
@@ -149,11 +148,11 @@ mod tests {
     use super::*;
     use crate::config::BaseUrl;
 
-    fn catalog() -> Catalog {
+    fn model() -> ReadModel {
         let site =
             crate::content::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content"))
                 .unwrap();
-        Catalog::build(
+        ReadModel::build(
             Arc::new(site),
             &BaseUrl::parse("https://x.example").unwrap(),
         )
@@ -165,12 +164,12 @@ mod tests {
 
     #[test]
     fn company_pages_visit_every_page_once() {
-        let catalog = catalog();
-        let total = catalog.site().pages.len();
+        let model = model();
+        let total = model.site().pages.len();
         let mut seen = Vec::new();
         let mut query = "limit=3".to_string();
         loop {
-            let page = company_page(&catalog, Some(&query)).unwrap();
+            let page = company_page(&model, Some(&query)).unwrap();
             let body = json(&page);
             assert!(body["pages"].as_array().unwrap().len() <= 3);
             for listing in body["pages"].as_array().unwrap() {
@@ -205,7 +204,7 @@ mod tests {
 
     #[test]
     fn bad_queries_say_what_would_work() {
-        let catalog = catalog();
+        let model = model();
         for (query, expected) in [
             ("limit=0", "`limit` must be"),
             ("limit=abc", "`limit` must be"),
@@ -214,7 +213,7 @@ mod tests {
             ("cursor=", "`cursor` is empty"),
             ("limit=1&limit=2", "given twice"),
         ] {
-            let refusal = company_page(&catalog, Some(query)).unwrap_err();
+            let refusal = company_page(&model, Some(query)).unwrap_err();
             assert_eq!(refusal.status, StatusCode::BAD_REQUEST, "{query}");
             assert!(
                 refusal.description.contains(expected),
@@ -223,21 +222,21 @@ mod tests {
             );
         }
         let stale = listing::cursor_after("no-such-page");
-        let refusal = company_page(&catalog, Some(&format!("cursor={stale}"))).unwrap_err();
+        let refusal = company_page(&model, Some(&format!("cursor={stale}"))).unwrap_err();
         assert!(refusal.description.contains("start again"));
     }
 
     #[test]
     fn search_ranks_and_paginates() {
-        let catalog = catalog();
-        let careers = json(&search(&catalog, Some("q=Careers&limit=1")).unwrap());
+        let model = model();
+        let careers = json(&search(&model, Some("q=Careers&limit=1")).unwrap());
         assert_eq!(careers["results"][0]["id"], "careers");
         assert_eq!(careers["results"][0]["url"], "https://x.example/careers");
-        let first = json(&search(&catalog, Some("q=calibration&limit=1")).unwrap());
+        let first = json(&search(&model, Some("q=calibration&limit=1")).unwrap());
         let cursor = first["next_cursor"].as_str().unwrap();
         let second = json(
             &search(
-                &catalog,
+                &model,
                 Some(&format!("q=calibration&limit=1&cursor={cursor}")),
             )
             .unwrap(),
@@ -245,16 +244,16 @@ mod tests {
         assert_ne!(second["results"][0], first["results"][0]);
         for bad in [None, Some(""), Some("q="), Some("q=%20%20")] {
             assert_eq!(
-                search(&catalog, bad).unwrap_err().status,
+                search(&model, bad).unwrap_err().status,
                 StatusCode::BAD_REQUEST
             );
         }
         let long = format!("q={}", "a".repeat(201));
-        assert!(search(&catalog, Some(&long))
+        assert!(search(&model, Some(&long))
             .unwrap_err()
             .description
             .contains("longer"));
-        let none = json(&search(&catalog, Some("q=xyzzyquux")).unwrap());
+        let none = json(&search(&model, Some("q=xyzzyquux")).unwrap());
         assert_eq!(none["results"], serde_json::json!([]));
         assert!(none.get("next_cursor").is_none());
     }

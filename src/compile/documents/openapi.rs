@@ -587,7 +587,7 @@ fn auth_paths() -> Vec<(&'static str, Value)> {
         "One JSON-RPC 2.0 message per request. Serves the legacy era ({}: initialize, ping) and the {} era (server/discover, _meta and MCP-Protocol-Version / Mcp-Method / Mcp-Name headers). Tools: {}. Resources: company://company, company://divisions/{{division_id}}, company://pages/{{slug}}. A bearer token is optional; a bad one gets 401 pointing at {}.",
         legacy.join(", "),
         crate::mcp::MODERN_VERSIONS.join(", "),
-        crate::mcp::tools::Tool::names(),
+        crate::mcp::tools::names(),
         paths::PROTECTED_RESOURCE_MCP,
     );
     let form = |schema: Value| {

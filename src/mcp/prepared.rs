@@ -1,7 +1,11 @@
-//! The [`Catalog`]: everything MCP serves for one content revision, built once from the
-//! same site model as `/api/company`. Every result that does not depend on arguments is
-//! serialized here, in both eras' shapes, so a request only wraps it in its envelope.
+//! [`Prepared`]: everything MCP serves for one content revision that can be made ahead of
+//! time, built once from the revision's read model. Every result that does not depend on
+//! arguments, and every tool result a tool asks to be prepared ([`Tool::prepared`]), is
+//! serialized here in both eras' shapes, so a request only wraps it in its envelope.
+//!
+//! [`Tool::prepared`]: super::tools::Tool::prepared
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -11,12 +15,10 @@ use bytes::Bytes;
 use serde_json::{json, Map, Value};
 
 use super::era::{Era, META_SERVER_INFO, MODERN_VERSIONS};
-use super::search::SearchIndex;
-use super::tools::{self, Outcome, Tool};
+use super::tools::{self, TOOLS};
 use super::{prompts, resources};
-use crate::config::BaseUrl;
-use crate::content::Site;
 use crate::listing::DEFAULT_LIMIT;
+use crate::read_model::ReadModel;
 
 /// How long modern clients may cache lists and reads. Content can change with any edit.
 const TTL_MS: u64 = 60_000;
@@ -24,12 +26,12 @@ const TTL_MS: u64 = 60_000;
 const RESOURCES_PER_PAGE: usize = 100;
 
 /// A result serialized once in each era's shape.
-pub(super) struct Precomputed {
+pub(super) struct EraBytes {
     legacy: Bytes,
     modern: Bytes,
 }
 
-impl Precomputed {
+impl EraBytes {
     pub(super) fn for_era(&self, era: Era) -> &Bytes {
         match era {
             Era::Legacy => &self.legacy,
@@ -38,11 +40,17 @@ impl Precomputed {
     }
 }
 
-/// Everything MCP serves for one content revision.
-pub struct Catalog {
-    pub(super) site: Arc<Site>,
-    pub(super) base: BaseUrl,
-    pub(super) search: SearchIndex,
+/// The prepared results of one tool, by the JSON of their arguments.
+#[derive(Default)]
+struct PreparedCalls {
+    results: HashMap<String, EraBytes>,
+    /// The most arguments any prepared call has: a call with more is not looked up.
+    most_arguments: usize,
+}
+
+/// Everything MCP serves for one content revision, prepared once.
+pub struct Prepared {
+    pub(super) model: Arc<ReadModel>,
     /// The record as `/api/company` serializes it (compact JSON).
     pub(super) company_json: String,
     pub(super) server_info: Value,
@@ -50,14 +58,14 @@ pub struct Catalog {
     /// The `_meta` member modern results carry, serialized once.
     pub(super) server_info_meta: String,
     pub(super) discover: Bytes,
-    pub(super) tools_list: Precomputed,
-    pub(super) templates_list: Precomputed,
-    pub(super) prompts_list: Precomputed,
-    pub(super) resource_pages: Vec<Precomputed>,
+    pub(super) tools_list: EraBytes,
+    pub(super) templates_list: EraBytes,
+    pub(super) prompts_list: EraBytes,
+    pub(super) resource_pages: Vec<EraBytes>,
     /// Reads of the fixed URIs (`company://company`, `…/divisions`, `…/contacts`).
-    pub(super) fixed_reads: HashMap<&'static str, Precomputed>,
-    /// Results of argument-free tool calls, and of `get_division` for each division.
-    pub(super) tool_results: HashMap<(Tool, String), Precomputed>,
+    pub(super) fixed_reads: HashMap<&'static str, EraBytes>,
+    /// Prepared tool results, in [`TOOLS`] order.
+    tool_calls: Vec<PreparedCalls>,
 }
 
 pub(super) fn capabilities(era: Era) -> Value {
@@ -85,18 +93,13 @@ pub(super) fn object(value: Value) -> Map<String, Value> {
     }
 }
 
-pub(super) fn tool_result(outcome: Outcome) -> Map<String, Value> {
-    object(match outcome {
-        Outcome::Data(data) => json!({
-            "content": [{"type": "text", "text": serde_json::to_string(&data).unwrap_or_default()}],
-            "structuredContent": data,
-            "isError": false
-        }),
-        Outcome::ToolError(message) => json!({
-            "content": [{"type": "text", "text": message}],
-            "isError": true
-        }),
-    })
+/// The key a prepared call is found under: the JSON of its arguments (`{}` for none, without
+/// serializing anything).
+fn arguments_key(arguments: &Map<String, Value>) -> Cow<'static, str> {
+    if arguments.is_empty() {
+        return Cow::Borrowed("{}");
+    }
+    Cow::Owned(serde_json::to_string(arguments).unwrap_or_default())
 }
 
 /// A JSON string literal for `text`.
@@ -104,7 +107,7 @@ fn string_literal(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into())
 }
 
-impl Catalog {
+impl Prepared {
     /// The members a modern result adds: `resultType`, for cacheable results `ttlMs` and
     /// `cacheScope`, and the server info `_meta`. Spliced into the legacy bytes, so a result
     /// is serialized once for both eras.
@@ -125,8 +128,8 @@ impl Catalog {
         out
     }
 
-    fn precompute(&self, legacy: Vec<u8>, cacheable: bool) -> Precomputed {
-        Precomputed {
+    fn precompute(&self, legacy: Vec<u8>, cacheable: bool) -> EraBytes {
+        EraBytes {
             modern: Bytes::from(self.modernize(&legacy, cacheable)),
             legacy: Bytes::from(legacy),
         }
@@ -139,15 +142,10 @@ impl Catalog {
         }
     }
 
-    /// Builds the catalog for `site`, served at `base`.
-    pub fn build(site: Arc<Site>, base: &BaseUrl) -> Catalog {
-        Catalog::build_reusing(site, base, None)
-    }
-
-    /// [`Catalog::build`], reusing what it can of `previous` (the catalog of the version
-    /// being replaced): the search terms of unchanged pages.
-    pub fn build_reusing(site: Arc<Site>, base: &BaseUrl, previous: Option<&Catalog>) -> Catalog {
-        let base_url = base.as_str();
+    /// Prepares what MCP serves from `model`.
+    pub fn build(model: Arc<ReadModel>) -> Prepared {
+        let site = model.site();
+        let base_url = model.base().as_str();
         let company = site.company.name.clone();
         let server_info = json!({
             "name": "dossier",
@@ -155,31 +153,23 @@ impl Catalog {
             "version": env!("CARGO_PKG_VERSION"),
             "websiteUrl": base_url,
         });
-        let instructions = format!(
-            "Public, read-only information about {company}. Call get_company for the whole record, list_divisions / get_division and list_pages / get_page for one part, list_contacts for whom to reach, and search_company_info when unsure where an answer lives. The same data is available as company:// resources. No authentication is needed."
-        );
+        let instructions = tools::instructions(&company);
         let server_info_meta = format!(
             "\"_meta\":{{\"{META_SERVER_INFO}\":{}}}",
             serde_json::to_string(&server_info).unwrap_or_else(|_| "{}".into())
         );
         // The bytes of `/api/company` (its first page of page listings).
-        let company_json = crate::listing::company_document(&site, base, DEFAULT_LIMIT, None)
-            .ok()
-            .and_then(|document| serde_json::to_string(&document).ok())
-            .unwrap_or_default();
-        // Terms from another origin would carry its URLs in their items; only reuse same-origin.
-        let earlier = previous
-            .filter(|previous| previous.base == *base)
-            .map(|previous| (previous.site.as_ref(), &previous.search));
-        let search = SearchIndex::build_reusing(&site, base_url, earlier);
-        let empty = || Precomputed {
+        let company_json =
+            crate::listing::company_document(site, model.base(), DEFAULT_LIMIT, None)
+                .ok()
+                .and_then(|document| serde_json::to_string(&document).ok())
+                .unwrap_or_default();
+        let empty = || EraBytes {
             legacy: Bytes::new(),
             modern: Bytes::new(),
         };
-        let mut catalog = Catalog {
-            site,
-            base: base.clone(),
-            search,
+        let mut prepared = Prepared {
+            model: Arc::clone(&model),
             company_json,
             server_info,
             instructions,
@@ -190,31 +180,31 @@ impl Catalog {
             prompts_list: empty(),
             resource_pages: Vec::new(),
             fixed_reads: HashMap::new(),
-            tool_results: HashMap::new(),
+            tool_calls: Vec::new(),
         };
 
         let discover = object(json!({
             "supportedVersions": MODERN_VERSIONS,
             "capabilities": capabilities(Era::Modern),
-            "instructions": catalog.instructions,
+            "instructions": prepared.instructions,
         }));
-        catalog.discover = Bytes::from(catalog.modernize(&to_bytes(&discover), true));
-        catalog.tools_list = catalog.precompute(
+        prepared.discover = Bytes::from(prepared.modernize(&to_bytes(&discover), true));
+        prepared.tools_list = prepared.precompute(
             to_bytes(&object(json!({"tools": tools::definitions(&company)}))),
             true,
         );
-        catalog.templates_list = catalog.precompute(
+        prepared.templates_list = prepared.precompute(
             to_bytes(&object(
                 json!({"resourceTemplates": resources::templates()}),
             )),
             true,
         );
-        catalog.prompts_list = catalog.precompute(
+        prepared.prompts_list = prepared.precompute(
             to_bytes(&object(json!({"prompts": prompts::list(&company)}))),
             true,
         );
 
-        let listings = resources::listings(&catalog.site);
+        let listings = resources::listings(prepared.model.site());
         let pages = listings.len().div_ceil(RESOURCES_PER_PAGE).max(1);
         let mut resource_pages = Vec::with_capacity(pages);
         for page in 0..pages {
@@ -224,11 +214,11 @@ impl Catalog {
             if end < listings.len() {
                 result.insert("nextCursor".into(), cursor_for(page + 1).into());
             }
-            resource_pages.push(catalog.precompute(to_bytes(&result), true));
+            resource_pages.push(prepared.precompute(to_bytes(&result), true));
         }
-        catalog.resource_pages = resource_pages;
+        prepared.resource_pages = resource_pages;
 
-        let company_literal = string_literal(&catalog.company_json);
+        let company_literal = string_literal(&prepared.company_json);
         let mut fixed_reads = HashMap::new();
         for uri in [
             resources::COMPANY,
@@ -241,66 +231,53 @@ impl Catalog {
                 )
                 .into_bytes()
             } else {
-                catalog.read_result(uri).unwrap_or_default()
+                prepared.read_result(uri).unwrap_or_default()
             };
-            fixed_reads.insert(uri, catalog.precompute(legacy, true));
+            fixed_reads.insert(uri, prepared.precompute(legacy, true));
         }
-        catalog.fixed_reads = fixed_reads;
+        prepared.fixed_reads = fixed_reads;
 
-        let mut tool_results = HashMap::new();
-        let get_company = format!(
-            "{{\"content\":[{{\"type\":\"text\",\"text\":{company_literal}}}],\"structuredContent\":{},\"isError\":false}}",
-            catalog.company_json
-        );
-        tool_results.insert(
-            (Tool::GetCompany, String::new()),
-            catalog.precompute(get_company.into_bytes(), false),
-        );
-        let no_arguments = Map::new();
-        for tool in [Tool::ListDivisions, Tool::ListPages, Tool::ListContacts] {
-            if let Some(outcome) = tools::call(
-                &catalog.site,
-                &catalog.base,
-                &catalog.search,
-                tool.name(),
-                &no_arguments,
-            ) {
-                let legacy = to_bytes(&tool_result(outcome));
-                tool_results.insert((tool, String::new()), catalog.precompute(legacy, false));
-            }
-        }
-        for division in &catalog.site.divisions {
-            let legacy = to_bytes(&tool_result(tools::get_division(
-                &catalog.site,
-                &catalog.base,
-                division,
-            )));
-            tool_results.insert(
-                (Tool::GetDivision, division.id.clone()),
-                catalog.precompute(legacy, false),
-            );
-        }
-        catalog.tool_results = tool_results;
-        catalog
+        prepared.tool_calls = TOOLS
+            .iter()
+            .enumerate()
+            .map(|(position, tool)| {
+                let mut calls = PreparedCalls::default();
+                for arguments in tool.prepared(prepared.model.site()) {
+                    let outcome = tools::call_at(position, &prepared.model, &arguments);
+                    let bytes = prepared.precompute(outcome.result_bytes(), false);
+                    calls.most_arguments = calls.most_arguments.max(arguments.len());
+                    calls
+                        .results
+                        .insert(arguments_key(&arguments).into_owned(), bytes);
+                }
+                calls
+            })
+            .collect();
+        prepared
     }
 
-    /// The site model this catalog answers from.
-    pub fn site(&self) -> &Site {
-        &self.site
+    /// The read model these answers come from.
+    pub fn model(&self) -> &ReadModel {
+        &self.model
     }
 
-    /// The public origin the answers' URLs use.
-    pub fn base(&self) -> &BaseUrl {
-        &self.base
-    }
-
-    pub fn search_index(&self) -> &SearchIndex {
-        &self.search
+    /// The prepared result of calling the tool at `position` in [`TOOLS`] with
+    /// `arguments`, if it was prepared.
+    pub(super) fn prepared_call(
+        &self,
+        position: usize,
+        arguments: &Map<String, Value>,
+    ) -> Option<&EraBytes> {
+        let calls = self.tool_calls.get(position)?;
+        if arguments.len() > calls.most_arguments {
+            return None;
+        }
+        calls.results.get(arguments_key(arguments).as_ref())
     }
 
     /// A `resources/read` result (legacy shape), or `None` for an unknown URI.
     pub(super) fn read_result(&self, uri: &str) -> Option<Vec<u8>> {
-        let contents = resources::read(&self.site, &self.base, &self.company_json, uri)?;
+        let contents = resources::read(&self.model, &self.company_json, uri)?;
         Some(to_bytes(&object(json!({"contents": [{
             "uri": uri,
             "mimeType": contents.mime_type,
