@@ -392,44 +392,68 @@ async fn bind(addr: &str) -> std::io::Result<TcpListener> {
     Err(last.unwrap_or_else(|| std::io::Error::other("no address to listen on")))
 }
 
+/// Why `serve` stopped before serving, or failed while serving: [`StartupError::report`]
+/// is the one place that turns it into a message and an exit code.
+enum StartupError {
+    /// The flags are wrong (exit status 2), reported before anything is bound or opened.
+    Usage(String),
+    /// The content or build does not load; each problem names its file, line and field.
+    Load(LoadError),
+    /// Anything else (exit status 1).
+    Failed(String),
+    /// Already reported by the helper that found it, with this exit code.
+    Reported(ExitCode),
+}
+
+impl StartupError {
+    fn failed(error: impl std::fmt::Display) -> StartupError {
+        StartupError::Failed(error.to_string())
+    }
+
+    fn report(self) -> ExitCode {
+        match self {
+            StartupError::Usage(message) => {
+                eprintln!("error: {message}");
+                ExitCode::from(2)
+            }
+            StartupError::Load(error) => {
+                report_load_error(&error);
+                ExitCode::FAILURE
+            }
+            StartupError::Failed(message) => {
+                eprintln!("error: {message}");
+                ExitCode::FAILURE
+            }
+            StartupError::Reported(code) => code,
+        }
+    }
+}
+
 /// Binds, loads, and serves until Ctrl-C or SIGTERM.
 pub async fn serve(args: &ServeArgs) -> ExitCode {
+    match start_and_serve(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => error.report(),
+    }
+}
+
+async fn start_and_serve(args: &ServeArgs) -> Result<(), StartupError> {
     // A usage error, reported before anything is bound, created or opened.
-    let proxies = match TrustedProxies::new(&args.trusted_proxies, args.client_ip_header.as_deref())
-    {
-        Ok(proxies) => proxies,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return ExitCode::from(2);
-        }
-    };
-    let listener = match bind(&args.addr).await {
-        Ok(listener) => listener,
-        Err(error) => {
-            eprintln!("error: cannot listen on {}: {error}", args.addr);
-            return ExitCode::FAILURE;
-        }
-    };
-    let local = match listener.local_addr() {
-        Ok(addr) => serve::display_addr(addr),
-        Err(error) => {
-            eprintln!("error: {error}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let proxies = TrustedProxies::new(&args.trusted_proxies, args.client_ip_header.as_deref())
+        .map_err(|error| StartupError::Usage(error.to_string()))?;
+    let listener = bind(&args.addr).await.map_err(|error| {
+        StartupError::Failed(format!("cannot listen on {}: {error}", args.addr))
+    })?;
+    let local = serve::display_addr(listener.local_addr().map_err(StartupError::failed)?);
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => {
             let files = TlsFiles {
                 cert: cert.clone(),
                 key: key.clone(),
             };
-            match Tls::new(files) {
-                Ok(tls) => Some(Arc::new(tls)),
-                Err(error) => {
-                    eprintln!("error: TLS: {error}");
-                    return ExitCode::FAILURE;
-                }
-            }
+            let tls =
+                Tls::new(files).map_err(|error| StartupError::failed(format!("TLS: {error}")))?;
+            Some(Arc::new(tls))
         }
         _ => None,
     };
@@ -440,54 +464,35 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
     };
     let base_text = match (&args.base_url, &source) {
         (Some(base), _) => base.clone(),
-        (None, Source::Build(dir)) => match output::read_build(dir) {
-            Ok((_, base)) => base.to_string(),
-            Err(error) => {
-                eprintln!("error: cannot load the build: {error}");
-                return ExitCode::FAILURE;
-            }
-        },
+        (None, Source::Build(dir)) => {
+            let (_, base) = output::read_build(dir)
+                .map_err(|error| StartupError::failed(format!("cannot load the build: {error}")))?;
+            base.to_string()
+        }
         (None, Source::Content(_)) => format!("{scheme}://{local}"),
     };
-    let mut config = match configure(&base_text, &args.templates, Compression::Deferred) {
-        Ok(config) => config,
-        Err(code) => return code,
-    };
+    let mut config = configure(&base_text, &args.templates, Compression::Deferred)
+        .map_err(StartupError::Reported)?;
     // Before anything is compiled, so the documents state the limit in force.
     config.limits.searches_per_minute = args.search_rate_limit;
     // Several instances sign with one keyring, kept in Redis; one instance keeps its own.
     let now = unix_seconds(std::time::SystemTime::now());
     let shared_keys = match shared_store(args.store.as_deref()) {
-        Some(url) => match SharedKeys::connect(url).await {
-            Ok(shared) => Some(shared),
-            Err(error) => {
-                eprintln!("error: {error}");
-                return ExitCode::FAILURE;
-            }
-        },
+        Some(url) => Some(
+            SharedKeys::connect(url)
+                .await
+                .map_err(StartupError::failed)?,
+        ),
         None => None,
     };
     let keys = match &shared_keys {
-        Some(shared) => match share_keys(shared, &args.state, now, args.create_keyring).await {
-            Ok(keys) => keys,
-            Err(error) => {
-                eprintln!("error: {error}");
-                return ExitCode::FAILURE;
-            }
-        },
-        None => match load_keys(&args.state) {
-            Ok(keys) => keys,
-            Err(code) => return code,
-        },
+        Some(shared) => share_keys(shared, &args.state, now, args.create_keyring)
+            .await
+            .map_err(StartupError::failed)?,
+        None => load_keys(&args.state).map_err(StartupError::Reported)?,
     };
     let jwks = keys.published_jwks(&config.auth, now);
-    let version = match live::prepare(&source, &config, &jwks, None) {
-        Ok(version) => version,
-        Err(error) => {
-            report_load_error(&error);
-            return ExitCode::FAILURE;
-        }
-    };
+    let version = live::prepare(&source, &config, &jwks, None).map_err(StartupError::Load)?;
     tracing::info!(
         revision = version.artifacts.revision(),
         artifacts = version.artifacts.len(),
@@ -500,47 +505,32 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         token_per_minute: args.token_rate_limit,
     };
     let (store, shared_limits): (Box<dyn RevocationStore>, _) = match args.store.as_deref() {
-        None | Some("embedded") => match EmbeddedStore::open(&args.state) {
-            Ok(store) => (Box::new(store), None),
-            Err(error) => {
-                let hint = if error.message.contains("already open") {
-                    " (is another dossier serving from this state directory?)"
-                } else {
-                    ""
-                };
-                eprintln!("error: {error}{hint}");
-                return ExitCode::FAILURE;
-            }
-        },
-        Some(url) => match RedisStore::connect(url).await {
-            Ok(store) => {
-                let limiters = (
-                    Limiter::Shared(store.limiter("register", limits.register_per_minute)),
-                    Limiter::Shared(store.limiter("token", limits.token_per_minute)),
-                );
-                (Box::new(store), Some(limiters))
-            }
-            Err(error) => {
-                eprintln!("error: {error}");
-                return ExitCode::FAILURE;
-            }
-        },
+        None | Some("embedded") => {
+            let store = EmbeddedStore::open(&args.state).map_err(StartupError::failed)?;
+            (Box::new(store), None)
+        }
+        Some(url) => {
+            let store = RedisStore::connect(url)
+                .await
+                .map_err(StartupError::failed)?;
+            let limiters = (
+                Limiter::Shared(store.limiter("register", limits.register_per_minute)),
+                Limiter::Shared(store.limiter("token", limits.token_per_minute)),
+            );
+            (Box::new(store), Some(limiters))
+        }
     };
-    let auth = match AuthService::new(
+    let auth = AuthService::new(
         config.base_url.clone(),
         config.auth.clone(),
         keys,
         store,
         limits,
-    ) {
-        Ok(auth) => match shared_limits {
-            Some((register, token)) => auth.with_limiters(register, token),
-            None => auth,
-        },
-        Err(error) => {
-            eprintln!("error: {error}");
-            return ExitCode::FAILURE;
-        }
+    )
+    .map_err(StartupError::failed)?;
+    let auth = match shared_limits {
+        Some((register, token)) => auth.with_limiters(register, token),
+        None => auth,
     };
     let connections = connection_limits(args);
     let origins = OriginPolicy::new(
@@ -584,13 +574,9 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
     }
     let app = Arc::new(app);
     let metrics = match &args.metrics_addr {
-        Some(addr) => match bind(addr).await {
-            Ok(listener) => Some(listener),
-            Err(error) => {
-                eprintln!("error: cannot listen on {addr} for metrics: {error}");
-                return ExitCode::FAILURE;
-            }
-        },
+        Some(addr) => Some(bind(addr).await.map_err(|error| {
+            StartupError::failed(format!("cannot listen on {addr} for metrics: {error}"))
+        })?),
         None => None,
     };
     // The first version serves identity bytes at once; gzip and brotli follow.
@@ -613,13 +599,9 @@ pub async fn serve(args: &ServeArgs) -> ExitCode {
         }
         tokio::spawn(serve::run_metrics(listener, Arc::clone(&app)));
     }
-    match serve::run(listener, app, shutdown_signal()).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error}");
-            ExitCode::FAILURE
-        }
-    }
+    serve::run(listener, app, shutdown_signal())
+        .await
+        .map_err(StartupError::failed)
 }
 
 /// `dossier keys list|rotate`.

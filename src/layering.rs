@@ -25,12 +25,15 @@ const LAYERS: &[&[&str]] = &[
     ],
     // Content read into the site model; the auth core (keys, tokens, store).
     &["content", "auth"],
-    // Everything made from the model: artifacts, listings and search, MCP, schemas, health.
+    // Everything made from the model: artifacts, listings and search, the read model and
+    // the reads computed from it, the endpoint table, MCP, schemas, health.
     &[
         "compile",
         "listing",
         "search",
         "read_model",
+        "read_api",
+        "routes",
         "mcp",
         "schema",
         "health",

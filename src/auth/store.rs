@@ -52,6 +52,25 @@ pub struct StoreError {
     pub retry_after: Duration,
 }
 
+/// Why the embedded store could not be opened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OpenError {
+    /// Another process holds the database: two servers cannot share one state directory.
+    #[error("revocation store: {} is in use by another process (is another dossier serving from this state directory?)", .0.display())]
+    InUse(PathBuf),
+    #[error(transparent)]
+    Failed(#[from] StoreError),
+}
+
+impl From<OpenError> for StoreError {
+    fn from(error: OpenError) -> StoreError {
+        match error {
+            OpenError::InUse(_) => store_error(error),
+            OpenError::Failed(error) => error,
+        }
+    }
+}
+
 fn store_error(error: impl fmt::Display) -> StoreError {
     StoreError {
         message: error.to_string(),
@@ -171,7 +190,7 @@ impl StorageBackend for Backend {
 
 /// Opens (or creates) the database at `path`. A damaged file is an error naming the file,
 /// never a panic: redb asserts on some corrupt headers, so that is caught here.
-fn open_database(path: &Path, opener: &Opener) -> Result<Database, StoreError> {
+fn open_database(path: &Path, opener: &Opener) -> Result<Database, OpenError> {
     let named = |why: String| StoreError {
         message: format!("{}: {why}", path.display()),
         retry_after: RETRY_INTERVAL,
@@ -189,13 +208,17 @@ fn open_database(path: &Path, opener: &Opener) -> Result<Database, StoreError> {
     }));
     let database = match opened {
         Ok(Ok(database)) => database,
-        Ok(Err(error)) => return Err(named(error.to_string())),
+        Ok(Err(redb::DatabaseError::DatabaseAlreadyOpen)) => {
+            return Err(OpenError::InUse(path.to_path_buf()))
+        }
+        Ok(Err(error)) => return Err(named(error.to_string()).into()),
         Err(_) => {
             return Err(named(
                 "the file is damaged and cannot be read as a revocation database; \
                  move it aside to start with no revocations"
                     .into(),
-            ))
+            )
+            .into())
         }
     };
     let write = database.begin_write().map_err(|e| named(e.to_string()))?;
@@ -212,12 +235,12 @@ fn file_backend() -> Opener {
 
 impl EmbeddedStore {
     /// Opens (or creates) `revocations.redb` in `state_dir` and loads it into memory.
-    pub fn open(state_dir: &Path) -> Result<EmbeddedStore, StoreError> {
+    pub fn open(state_dir: &Path) -> Result<EmbeddedStore, OpenError> {
         EmbeddedStore::open_with(state_dir, file_backend())
     }
 
     /// Like [`EmbeddedStore::open`], with the file wrapped by `opener` (every reopen too).
-    pub fn open_with(state_dir: &Path, opener: Opener) -> Result<EmbeddedStore, StoreError> {
+    pub fn open_with(state_dir: &Path, opener: Opener) -> Result<EmbeddedStore, OpenError> {
         let path = state_dir.join(REVOCATIONS_FILE);
         let database = open_database(&path, &opener)?;
         let mut revoked = HashMap::new();
@@ -395,7 +418,7 @@ impl Writer {
                 self.database = Some(database);
                 self.set_health(StoreHealth::Ok);
             }
-            Err(error) => self.fail(&error),
+            Err(error) => self.fail(&error.into()),
         }
     }
 
@@ -572,8 +595,19 @@ mod tests {
             Err(error) => error,
         };
         assert!(
-            error.message.contains(&path.display().to_string()),
+            error.to_string().contains(&path.display().to_string()),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_database_held_by_another_store_is_in_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let _first = EmbeddedStore::open(dir.path()).unwrap();
+        match EmbeddedStore::open(dir.path()) {
+            Err(OpenError::InUse(path)) => assert_eq!(path, dir.path().join(REVOCATIONS_FILE)),
+            Err(other) => panic!("not recognised as in use: {other}"),
+            Ok(_) => panic!("one database opened twice"),
+        }
     }
 }

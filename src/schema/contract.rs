@@ -85,21 +85,13 @@ fn every_precompiled_json_answer_matches_its_published_schema() {
     let mut checked = 0;
     for artifact in fixture.artifacts.sorted() {
         let path = artifact.path.as_str();
-        let name = if path == paths::API_COMPANY {
-            "CompanyDocument"
-        } else if path.starts_with("/api/pages/") {
-            "PageDocument"
-        } else if path.starts_with("/api/divisions/") {
-            "DivisionDocument"
-        } else if path == paths::API_CATALOG {
-            "Linkset"
-        } else if path.starts_with("/api/") {
-            // Everything under /api/ is this service's own shape and must be published: a
-            // new document fails here until it is mapped to its schema, instead of being
-            // skipped unchecked. (Other JSON documents follow standards of their own and are
-            // checked by `tests/agent_standards.rs` and the external tools.)
-            panic!("{path}: a document under /api/ with no published schema mapped here");
-        } else {
+        // Every compiled document has its row in the endpoint table, and the row names the
+        // schema of everything this service shapes itself (other JSON documents follow
+        // standards of their own: `tests/agent_standards.rs` and the external tools).
+        let route = crate::routes::find(path)
+            .unwrap_or_else(|| panic!("{path} is compiled but has no row in the endpoint table"))
+            .route();
+        let Some(name) = route.schema else {
             continue;
         };
         fixture.check(name, path, &body(&fixture.artifacts, path));
@@ -107,6 +99,58 @@ fn every_precompiled_json_answer_matches_its_published_schema() {
     }
     let site = &fixture.site;
     assert_eq!(checked, 2 + site.pages.len() + site.divisions.len());
+}
+
+/// `/openapi.json` lists exactly the published rows of the endpoint table, each with the
+/// methods the router answers and, where the row names one, the schema of its answer. A
+/// path added to either alone fails here.
+#[test]
+fn the_openapi_paths_are_the_endpoint_table() {
+    let fixture = fixture();
+    let documented = fixture.openapi["paths"].as_object().unwrap();
+    let published: Vec<&crate::routes::Route> = crate::routes::ROUTES
+        .iter()
+        .filter(|route| route.published)
+        .collect();
+    let mut rows: Vec<&str> = published.iter().map(|route| route.path).collect();
+    let mut keys: Vec<&str> = documented.keys().map(String::as_str).collect();
+    rows.sort();
+    keys.sort();
+    assert_eq!(keys, rows, "the OpenAPI paths against the endpoint table");
+    for route in published {
+        let item = documented[route.path].as_object().unwrap();
+        let mut methods: Vec<String> = item
+            .keys()
+            .filter(|key| ["get", "head", "post", "put", "patch", "delete"].contains(&key.as_str()))
+            .map(|key| key.to_uppercase())
+            .collect();
+        let mut expected: Vec<String> = route.methods.iter().map(|m| m.to_string()).collect();
+        methods.sort();
+        expected.sort();
+        assert_eq!(methods, expected, "the methods of {}", route.path);
+        let Some(schema) = route.schema else {
+            continue;
+        };
+        let operation = item.get("get").or_else(|| item.get("post")).unwrap();
+        let success = ["200", "201"]
+            .iter()
+            .find_map(|status| operation["responses"].get(*status))
+            .unwrap_or_else(|| panic!("{} has no success response", route.path));
+        let schemas: Vec<&Value> = success["content"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|content| &content["schema"]["$ref"])
+            .collect();
+        let wanted = format!("#/components/schemas/{schema}");
+        assert!(
+            schemas
+                .iter()
+                .any(|reference| *reference == &Value::from(wanted.clone())),
+            "{} answers {schemas:?}, the table says {wanted}",
+            route.path
+        );
+    }
 }
 
 #[test]
@@ -117,11 +161,11 @@ fn computed_answers_match_their_published_schemas() {
         serde_json::from_slice(&artifact.identity.body).unwrap()
     };
     for query in ["limit=2", "limit=1000"] {
-        let page = crate::serve::api::company_page(&model, Some(query)).unwrap();
+        let page = crate::read_api::company_page(&model, Some(query)).unwrap();
         fixture.check("CompanyDocument", query, &json(page));
     }
     for query in ["q=calibration", "q=sensors&limit=1", "q=zzzz-nothing"] {
-        let results = crate::serve::api::search(&model, Some(query)).unwrap();
+        let results = crate::read_api::search(&model, Some(query)).unwrap();
         fixture.check("SearchResults", query, &json(results));
     }
     let health = |status: &ContentStatus, store: &StoreHealth| -> Value {

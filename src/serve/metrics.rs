@@ -9,58 +9,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-/// What a request was, as a metric label: set by the router on every response.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Route {
-    Document,
-    CompanyPage,
-    Search,
-    Health,
-    Register,
-    Claim,
-    Authorize,
-    Token,
-    Revoke,
-    Mcp,
-    NotFound,
-    /// Refused before it was routed (a bad `Host`).
-    Refused,
-}
-
-impl Route {
-    /// Every route, in the order they are counted and printed.
-    const ALL: [Route; 12] = [
-        Route::Document,
-        Route::CompanyPage,
-        Route::Search,
-        Route::Health,
-        Route::Register,
-        Route::Claim,
-        Route::Authorize,
-        Route::Token,
-        Route::Revoke,
-        Route::Mcp,
-        Route::NotFound,
-        Route::Refused,
-    ];
-
-    fn label(self) -> &'static str {
-        match self {
-            Route::Document => "document",
-            Route::CompanyPage => "company_page",
-            Route::Search => "search",
-            Route::Health => "health",
-            Route::Register => "register",
-            Route::Claim => "claim",
-            Route::Authorize => "authorize",
-            Route::Token => "token",
-            Route::Revoke => "revoke",
-            Route::Mcp => "mcp",
-            Route::NotFound => "not_found",
-            Route::Refused => "refused",
-        }
-    }
-}
+use crate::routes::MetricLabel;
 
 /// Status classes: 1xx to 5xx.
 const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
@@ -71,9 +20,10 @@ const BUCKETS: [f64; 11] = [
 ];
 
 /// Request counts and latencies since the process started.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Metrics {
-    requests: [[AtomicU64; 5]; Route::ALL.len()],
+    /// By label (the endpoint table's, in [`MetricLabel::all`] order) and status class.
+    requests: Vec<[AtomicU64; 5]>,
     /// Cumulative counts per bucket, then the `+Inf` bucket.
     latency_buckets: [AtomicU64; 12],
     latency_micros: AtomicU64,
@@ -93,10 +43,25 @@ pub struct Gauges {
     pub spool_ok: Option<bool>,
 }
 
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics {
+            requests: MetricLabel::all()
+                .iter()
+                .map(|_| Default::default())
+                .collect(),
+            latency_buckets: Default::default(),
+            latency_micros: AtomicU64::new(0),
+        }
+    }
+}
+
 impl Metrics {
-    pub fn record(&self, route: Route, status: u16, elapsed: Duration) {
+    pub(crate) fn record(&self, label: MetricLabel, status: u16, elapsed: Duration) {
         let class = usize::from(status / 100).clamp(1, 5) - 1;
-        self.requests[route as usize][class].fetch_add(1, Ordering::Relaxed);
+        if let Some(counts) = self.requests.get(label.index()) {
+            counts[class].fetch_add(1, Ordering::Relaxed);
+        }
         let seconds = elapsed.as_secs_f64();
         let bucket = BUCKETS
             .iter()
@@ -111,8 +76,7 @@ impl Metrics {
     pub fn render(&self, gauges: &Gauges) -> String {
         let mut out = String::new();
         out.push_str("# HELP dossier_requests_total HTTP requests answered, by route and status class.\n# TYPE dossier_requests_total counter\n");
-        for (route, counts) in Route::ALL.iter().zip(&self.requests) {
-            let route = route.label();
+        for (route, counts) in MetricLabel::all().iter().zip(&self.requests) {
             for (class, count) in CLASSES.iter().zip(counts) {
                 let count = count.load(Ordering::Relaxed);
                 if count > 0 {
@@ -211,9 +175,10 @@ mod tests {
     #[test]
     fn the_page_counts_by_route_and_class_and_the_histogram_adds_up() {
         let metrics = Metrics::default();
-        metrics.record(Route::Document, 200, Duration::from_micros(80));
-        metrics.record(Route::Document, 304, Duration::from_micros(300));
-        metrics.record(Route::Token, 429, Duration::from_millis(3));
+        let label = |path| crate::routes::find(path).unwrap().metric(false);
+        metrics.record(label("/"), 200, Duration::from_micros(80));
+        metrics.record(label("/about"), 304, Duration::from_micros(300));
+        metrics.record(label("/oauth2/token"), 429, Duration::from_millis(3));
         let page = metrics.render(&Gauges {
             store_ok: true,
             ..Gauges::default()
@@ -232,10 +197,6 @@ mod tests {
             ..Gauges::default()
         });
         assert!(page.contains("dossier_spool_up 0\n"));
-        // The array is in `Route::ALL` order, so the index of a route is its place there.
-        for (index, route) in Route::ALL.iter().enumerate() {
-            assert_eq!(*route as usize, index);
-        }
         // Every sample line is `name{labels} value` or `name value`.
         for line in page.lines().filter(|l| !l.starts_with('#')) {
             let value = line.rsplit(' ').next().unwrap();

@@ -6,7 +6,6 @@
 //! [`router`] what it gets.
 
 pub mod access_log;
-pub(crate) mod api;
 pub mod client;
 pub mod connection;
 pub mod metrics;
@@ -309,7 +308,7 @@ fn answer(
 /// Counts a finished request in the metrics and writes its access line.
 fn record(
     app: &App,
-    route: metrics::Route,
+    route: crate::routes::MetricLabel,
     started: std::time::Instant,
     line: Option<RequestLine>,
     response: hyper::Response<reply::Body>,

@@ -21,9 +21,8 @@ use hyper::header::{
 use hyper::{Method, Request, Response, StatusCode, Version};
 
 use super::connection::{AnswerRoom, ConnectionGone, CLIENT_GONE};
-use super::metrics::Route;
 use super::reply::{self, Body};
-use super::{api, negotiate, origin, statics, App};
+use super::{negotiate, origin, statics, App};
 use crate::auth::access::AccessTokenError;
 use crate::auth::bearer::{self, Presented};
 use crate::auth::endpoints::{self, Admitted, Answer, Minting, PostRequest, MAX_BODY_BYTES};
@@ -31,91 +30,11 @@ use crate::auth::form;
 use crate::mcp::{self, jsonrpc, McpHeaders};
 use crate::paths;
 use crate::query;
-
-/// What a path is, independent of the method.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Endpoint {
-    /// A precompiled artifact from the live set.
-    Artifact,
-    /// `/api/company` with `?limit=` or `?cursor=`: computed from the live model.
-    CompanyPage,
-    /// `/api/search?q=`: computed from the live search index.
-    Search,
-    Health,
-    Register,
-    Claim,
-    Authorize,
-    Token,
-    Revoke,
-    Mcp,
-}
-
-static READ: [Method; 2] = [Method::GET, Method::HEAD];
-static READ_OR_POST: [Method; 3] = [Method::GET, Method::HEAD, Method::POST];
-static POST: [Method; 1] = [Method::POST];
-
-impl Endpoint {
-    /// What `/metrics` counts it as.
-    fn route(self) -> Route {
-        match self {
-            Endpoint::Artifact => Route::Document,
-            Endpoint::CompanyPage => Route::CompanyPage,
-            Endpoint::Search => Route::Search,
-            Endpoint::Health => Route::Health,
-            Endpoint::Register => Route::Register,
-            Endpoint::Claim => Route::Claim,
-            Endpoint::Authorize => Route::Authorize,
-            Endpoint::Token => Route::Token,
-            Endpoint::Revoke => Route::Revoke,
-            Endpoint::Mcp => Route::Mcp,
-        }
-    }
-
-    /// The methods an endpoint answers (besides `OPTIONS`, which every one answers): the one
-    /// table `Allow`, preflights and 405s are derived from.
-    fn methods(self) -> &'static [Method] {
-        match self {
-            Endpoint::Artifact | Endpoint::Health | Endpoint::CompanyPage | Endpoint::Search => {
-                &READ
-            }
-            Endpoint::Authorize => &READ_OR_POST,
-            Endpoint::Register
-            | Endpoint::Claim
-            | Endpoint::Token
-            | Endpoint::Revoke
-            | Endpoint::Mcp => &POST,
-        }
-    }
-
-    fn allow(self) -> HeaderValue {
-        let mut names: Vec<&str> = self.methods().iter().map(Method::as_str).collect();
-        names.push("OPTIONS");
-        HeaderValue::from_str(&names.join(", ")).unwrap_or(HeaderValue::from_static("OPTIONS"))
-    }
-
-    fn allows(self, method: &Method) -> bool {
-        self.methods().contains(method)
-    }
-}
-
-/// Paths where a presented bearer token is checked (and a bad one refused), with the
-/// protected-resource metadata a 401 points at.
-fn bearer_metadata(path: &str) -> Option<&'static str> {
-    match path {
-        api if api.starts_with("/api/") => Some(paths::PROTECTED_RESOURCE),
-        paths::MCP => Some(paths::PROTECTED_RESOURCE_MCP),
-        _ => None,
-    }
-}
+use crate::read_api::Refusal;
+use crate::routes::{self, AnsweredBy, Core, MetricLabel, Route};
 
 /// Largest MCP request body.
 const MAX_MCP_BODY_BYTES: usize = 1024 * 1024;
-
-/// With `--dynamic-only`, the compiled documents come from a CDN; the core keeps only the
-/// paths whose answers depend on the request (tokens are checked on `/api/*`).
-fn serves_when_dynamic_only(path: &str) -> bool {
-    path.starts_with("/api/")
-}
 
 /// True when `Accept` names `text/markdown` and likes it at least as much as `text/html`
 /// (a wildcard alone keeps the HTML: browsers send `*/*`).
@@ -123,19 +42,6 @@ fn wants_markdown(headers: &HeaderMap) -> bool {
     let accept = || headers.get_all(ACCEPT).iter();
     let markdown = negotiate::named_quality(accept(), "text/markdown").unwrap_or(0);
     markdown > 0 && markdown >= negotiate::named_quality(accept(), "text/html").unwrap_or(0)
-}
-
-fn dynamic_endpoint(path: &str) -> Option<Endpoint> {
-    Some(match path {
-        paths::API_HEALTH => Endpoint::Health,
-        paths::AGENT_IDENTITY => Endpoint::Register,
-        paths::AGENT_IDENTITY_CLAIM => Endpoint::Claim,
-        paths::OAUTH_AUTHORIZE => Endpoint::Authorize,
-        paths::OAUTH_TOKEN => Endpoint::Token,
-        paths::OAUTH_REVOKE => Endpoint::Revoke,
-        paths::MCP => Endpoint::Mcp,
-        _ => return None,
-    })
 }
 
 const PREFLIGHT_HEADERS: HeaderValue = HeaderValue::from_static(
@@ -161,7 +67,7 @@ pub(super) enum Routed<B> {
 /// A request routed to an endpoint whose answer waits.
 pub(super) struct Waiting<B> {
     request: Request<B>,
-    endpoint: Endpoint,
+    core: Core,
     /// A bad token on `/mcp`, answered as a JSON-RPC error once the body gives its id.
     unauthorized: Option<&'static str>,
 }
@@ -170,27 +76,28 @@ pub(super) struct Waiting<B> {
 /// the metrics; returned beside the response rather than in its extensions, which would
 /// cost two allocations a request). Synchronous, so that answering a document needs no
 /// future of the router's size: the waiting part is [`answer_waiting`].
-pub(super) fn route<B>(app: &App, peer: SocketAddr, request: Request<B>) -> (Routed<B>, Route) {
-    let mut endpoint = None;
-    let routed = match decide(app, peer, &request, &mut endpoint) {
+pub(super) fn route<B>(
+    app: &App,
+    peer: SocketAddr,
+    request: Request<B>,
+) -> (Routed<B>, MetricLabel) {
+    let mut label = None;
+    let routed = match decide(app, peer, &request, &mut label) {
         Decision::Answer(response) => Routed::Answered(reply::finish(response)),
-        Decision::Wait {
-            endpoint,
-            unauthorized,
-        } => Routed::Waiting(Waiting {
+        Decision::Wait { core, unauthorized } => Routed::Waiting(Waiting {
             request,
-            endpoint,
+            core,
             unauthorized,
         }),
     };
-    let route = match (endpoint, &routed) {
-        (Some(endpoint), _) => endpoint.route(),
+    let label = match (label, &routed) {
+        (Some(label), _) => label,
         (None, Routed::Answered(response)) if response.status() == StatusCode::NOT_FOUND => {
-            Route::NotFound
+            MetricLabel::not_found()
         }
-        (None, _) => Route::Refused,
+        (None, _) => MetricLabel::refused(),
     };
-    (routed, route)
+    (routed, label)
 }
 
 /// [`route`] and [`answer_waiting`] in one: the answer to one request, whatever it needs.
@@ -201,7 +108,7 @@ async fn handle<B: RequestBody>(
     app: &App,
     peer: SocketAddr,
     request: Request<B>,
-) -> (Response<Body>, Route) {
+) -> (Response<Body>, MetricLabel) {
     match route(app, peer, request) {
         (Routed::Answered(response), route) => (response, route),
         (Routed::Waiting(waiting), route) => (answer_waiting(app, peer, waiting).await, route),
@@ -237,18 +144,18 @@ enum Decision {
     Answer(Response<Body>),
     /// The endpoint's answer waits (and on `/mcp`, the token was refused for this reason).
     Wait {
-        endpoint: Endpoint,
+        core: Core,
         unauthorized: Option<&'static str>,
     },
 }
 
 /// Answers `request` if that needs no waiting, or says where its answer waits. Sets
-/// `routed` once the endpoint is known (refusals before that count as 404 or refused).
+/// `label` once the endpoint is known (refusals before that count as 404 or refused).
 fn decide<B>(
     app: &App,
     peer: SocketAddr,
     request: &Request<B>,
-    routed: &mut Option<Endpoint>,
+    label: &mut Option<MetricLabel>,
 ) -> Decision {
     if let Some(refusal) = check_host(request) {
         return Decision::Answer(refusal);
@@ -262,48 +169,59 @@ fn decide<B>(
             &refused.to_string(),
         ));
     }
-    let mut unauthorized = None;
+    let not_found = || {
+        Decision::Answer(reply::error(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "no such resource; start at / or /.well-known/api-catalog",
+        ))
+    };
+    let path = request.uri().path();
+    let query = request.uri().query();
+    let Some(id) = routes::find(path) else {
+        return not_found();
+    };
+    let route = id.route();
+    // With `--dynamic-only`, the compiled documents come from a CDN.
+    if app.dynamic_only && !route.dynamic_only {
+        return not_found();
+    }
     // The live version is held only here, where nothing waits, and one request never
     // sees two versions: answers that need no waiting are produced entirely in here.
     let live = app.live();
-    let path = request.uri().path();
-    let query = request.uri().query();
-    // Reads whose answer depends on the query are computed from the live model.
-    let computed = match path {
-        paths::API_COMPANY if api::wants_company_page(query) => Some(Endpoint::CompanyPage),
-        paths::API_SEARCH => Some(Endpoint::Search),
+    let computed = match route.answered_by {
+        AnsweredBy::Computed(computed)
+            if !(computed.document_without_query && query.is_none_or(str::is_empty)) =>
+        {
+            Some(computed)
+        }
         _ => None,
     };
-    let mut artifact = match computed {
-        Some(_) => None,
-        None => live.artifacts.get(path),
-    };
-    if app.dynamic_only && !serves_when_dynamic_only(path) {
-        artifact = None;
-    }
-    // A page asked for as Markdown is answered by its Markdown twin.
-    if let Some(twin) = artifact
-        .and_then(|a| a.markdown.as_deref())
-        .filter(|_| wants_markdown(request.headers()))
+    let mut artifact = None;
+    if computed.is_none()
+        && matches!(
+            route.answered_by,
+            AnsweredBy::Document | AnsweredBy::Computed(_)
+        )
     {
-        artifact = live.artifacts.get(twin).or(artifact);
+        artifact = live.artifacts.get(path);
+        // A page asked for as Markdown is answered by its Markdown twin.
+        if let Some(twin) = artifact
+            .and_then(|a| a.markdown.as_deref())
+            .filter(|_| wants_markdown(request.headers()))
+        {
+            artifact = live.artifacts.get(twin).or(artifact);
+        }
+        if artifact.is_none() {
+            return not_found();
+        }
     }
-    let endpoint = match (artifact, computed) {
-        (Some(_), _) => Endpoint::Artifact,
-        (None, Some(computed)) => computed,
-        (None, None) => match dynamic_endpoint(path) {
-            Some(endpoint) => endpoint,
-            None => {
-                return Decision::Answer(reply::error(
-                    StatusCode::NOT_FOUND,
-                    "not_found",
-                    "no such resource; start at / or /.well-known/api-catalog",
-                ))
-            }
-        },
+    *label = Some(id.metric(computed.is_some()));
+    let core = match route.answered_by {
+        AnsweredBy::Core(core) => Some(core),
+        _ => None,
     };
-    *routed = Some(endpoint);
-    if endpoint == Endpoint::Mcp {
+    if core == Some(Core::Mcp) {
         if let Some(refusal) = check_origin(
             app,
             request.headers(),
@@ -314,17 +232,18 @@ fn decide<B>(
     }
     let method = request.method();
     if method == Method::OPTIONS {
-        return Decision::Answer(preflight(endpoint));
+        return Decision::Answer(preflight(route));
     }
-    if !endpoint.allows(method) {
-        return Decision::Answer(method_not_allowed(method, endpoint));
+    if !route.methods.contains(method) {
+        return Decision::Answer(method_not_allowed(method, route));
     }
-    if let Some(metadata) = bearer_metadata(path) {
+    let mut unauthorized = None;
+    if let Some(metadata) = route.bearer {
         match check_bearer(app, request) {
             Ok(()) => {}
             // MCP clients show a JSON-RPC error's message; an OAuth-shaped body reaches
             // their users as "the server returned an error". The body is read for its id.
-            Err(BearerRefusal::InvalidToken(description)) if endpoint == Endpoint::Mcp => {
+            Err(BearerRefusal::InvalidToken(description)) if core == Some(Core::Mcp) => {
                 unauthorized = Some(description);
             }
             Err(BearerRefusal::InvalidToken(description)) => {
@@ -333,25 +252,26 @@ fn decide<B>(
             Err(BearerRefusal::Other(refusal)) => return Decision::Answer(*refusal),
         }
     }
-    match (endpoint, artifact) {
-        (Endpoint::Artifact, Some(artifact)) => {
-            Decision::Answer(statics::respond(artifact, request.headers()))
-        }
-        (Endpoint::CompanyPage, _) => Decision::Answer(computed_answer(
-            api::company_page(&live.model, query),
-            request.headers(),
-        )),
-        (Endpoint::Search, _) => {
+    if let Some(artifact) = artifact {
+        return Decision::Answer(statics::respond(artifact, request.headers()));
+    }
+    if let Some(computed) = computed {
+        if computed.rate_limited {
             let client = app.proxies.client_address(peer, request.headers());
             if let Err(wait) = app.admit_search(client) {
                 return Decision::Answer(too_many_searches(wait));
             }
-            Decision::Answer(computed_answer(
-                api::search(&live.model, query),
-                request.headers(),
-            ))
         }
-        (Endpoint::Health, _) => {
+        return Decision::Answer(computed_answer(
+            (computed.read)(&live.model, query),
+            request.headers(),
+        ));
+    }
+    let Some(core) = core else {
+        return not_found();
+    };
+    match core {
+        Core::Health => {
             let store = app.auth.store_health();
             if store.is_ok() {
                 return Decision::Answer(statics::respond(&live.health, request.headers()));
@@ -363,16 +283,15 @@ fn decide<B>(
                 .insert(CACHE_CONTROL, reply::NO_STORE);
             Decision::Answer(response)
         }
-        (Endpoint::Authorize, _) => {
+        Core::Authorize => {
             let accept = request.headers().get_all(ACCEPT).iter();
             let wants_html = negotiate::named_quality(accept, "text/html").is_some_and(|q| q > 0);
             Decision::Answer(endpoints::authorize(wants_html, &app.config.base_url).into_response())
         }
-        (Endpoint::Claim, _) => Decision::Answer(endpoints::claim().into_response()),
-        _ => Decision::Wait {
-            endpoint,
-            unauthorized,
-        },
+        Core::Claim => Decision::Answer(endpoints::claim().into_response()),
+        Core::Register | Core::Token | Core::Revoke | Core::Mcp => {
+            Decision::Wait { core, unauthorized }
+        }
     }
 }
 
@@ -384,12 +303,12 @@ pub(super) async fn answer_waiting<B: RequestBody>(
 ) -> Response<Body> {
     let Waiting {
         request,
-        endpoint,
+        core,
         unauthorized,
     } = waiting;
     let response = match unauthorized {
         Some(description) => mcp_unauthorized(app, request, description).await,
-        None => answer_later(app, peer, request, endpoint).await,
+        None => answer_later(app, peer, request, core).await,
     };
     reply::finish(response)
 }
@@ -398,11 +317,11 @@ async fn answer_later<B: RequestBody>(
     app: &App,
     peer: SocketAddr,
     request: Request<B>,
-    endpoint: Endpoint,
+    core: Core,
 ) -> Response<Body> {
-    match endpoint {
-        Endpoint::Register | Endpoint::Token => {
-            let kind = if endpoint == Endpoint::Register {
+    match core {
+        Core::Register | Core::Token => {
+            let kind = if core == Core::Register {
                 Minting::Registration
             } else {
                 Minting::Token
@@ -414,14 +333,12 @@ async fn answer_later<B: RequestBody>(
                 Err(refusal) => refusal.into_response(),
             }
         }
-        Endpoint::Revoke => with_body(app, request, AuthPost::Revoke).await,
-        Endpoint::Mcp => mcp_post(app, peer, request).await,
-        Endpoint::Artifact
-        | Endpoint::Health
-        | Endpoint::CompanyPage
-        | Endpoint::Search
-        | Endpoint::Authorize
-        | Endpoint::Claim => reply::error(StatusCode::NOT_FOUND, "not_found", "no such resource"),
+        Core::Revoke => with_body(app, request, AuthPost::Revoke).await,
+        Core::Mcp => mcp_post(app, peer, request).await,
+        // Answered without waiting, in `decide`.
+        Core::Health | Core::Authorize | Core::Claim => {
+            reply::error(StatusCode::NOT_FOUND, "not_found", "no such resource")
+        }
     }
 }
 
@@ -572,7 +489,7 @@ fn body_timeout(timeout: Duration) -> Response<Body> {
 
 /// A computed read, served like a precompiled one (ETag, 304, HEAD), or its refusal.
 fn computed_answer(
-    answer: Result<crate::compile::Artifact, api::Refusal>,
+    answer: Result<crate::compile::Artifact, Refusal>,
     headers: &HeaderMap,
 ) -> Response<Body> {
     match answer {
@@ -595,8 +512,15 @@ fn too_many_searches(wait: Duration) -> Response<Body> {
     response
 }
 
-fn method_not_allowed(method: &Method, endpoint: Endpoint) -> Response<Body> {
-    let allow = endpoint.allow();
+/// The `Allow` value of `route`: its methods and `OPTIONS`.
+fn allow(route: &Route) -> HeaderValue {
+    let mut names: Vec<&str> = route.methods.iter().map(Method::as_str).collect();
+    names.push("OPTIONS");
+    HeaderValue::from_str(&names.join(", ")).unwrap_or(HeaderValue::from_static("OPTIONS"))
+}
+
+fn method_not_allowed(method: &Method, route: &Route) -> Response<Body> {
+    let allow = allow(route);
     let mut response = reply::error(
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
@@ -609,12 +533,12 @@ fn method_not_allowed(method: &Method, endpoint: Endpoint) -> Response<Body> {
     response
 }
 
-fn preflight(endpoint: Endpoint) -> Response<Body> {
+fn preflight(route: &Route) -> Response<Body> {
     let mut response = Response::new(Body::default());
     *response.status_mut() = StatusCode::NO_CONTENT;
     let headers = response.headers_mut();
-    headers.insert(ALLOW, endpoint.allow());
-    headers.insert(ACCESS_CONTROL_ALLOW_METHODS, endpoint.allow());
+    headers.insert(ALLOW, allow(route));
+    headers.insert(ACCESS_CONTROL_ALLOW_METHODS, allow(route));
     headers.insert(ACCESS_CONTROL_ALLOW_HEADERS, PREFLIGHT_HEADERS);
     headers.insert(ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("86400"));
     response

@@ -726,6 +726,12 @@ fn auth_paths() -> Vec<(&'static str, Value)> {
                         }
                     }}
                 },
+                "head": {
+                    "operationId": "authorizeHead",
+                    "summary": "Same as GET, without a body",
+                    "tags": ["auth"],
+                    "responses": {"400": {"description": "`unsupported_response_type`."}}
+                },
                 "post": {
                     "operationId": "authorizePost",
                     "summary": "Same as GET",

@@ -73,12 +73,6 @@ fn page_error(error: listing::PageError) -> Refusal {
     bad_request(error.description())
 }
 
-/// Whether a request for `/api/company` asks for something other than the precompiled
-/// first page.
-pub(crate) fn wants_company_page(query: Option<&str>) -> bool {
-    query.is_some_and(|query| !query.is_empty())
-}
-
 /// `GET /api/company?limit=&cursor=`.
 pub(crate) fn company_page(model: &ReadModel, query: Option<&str>) -> Result<Artifact, Refusal> {
     let query = parse(query)?;
