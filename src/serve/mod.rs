@@ -6,8 +6,10 @@
 //! [`router`] what it gets.
 
 pub mod access_log;
+mod body;
 pub mod client;
 pub mod connection;
+mod mcp_transport;
 pub mod metrics;
 mod negotiate;
 pub mod origin;

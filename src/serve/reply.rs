@@ -7,7 +7,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use hyper::body::{Frame, SizeHint};
-use hyper::header::{HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
+use hyper::header::{HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE, WWW_AUTHENTICATE};
 use hyper::{Response, StatusCode};
 
 use crate::compile::cdn::COMMON_HEADERS;
@@ -136,6 +136,24 @@ impl crate::auth::endpoints::Answer {
         }
         response
     }
+}
+
+/// 401 with the RFC 6750 / RFC 9728 challenge that points at the metadata.
+pub(crate) fn invalid_token(
+    base: &crate::config::BaseUrl,
+    description: &str,
+    metadata: &'static str,
+) -> Response<Body> {
+    let mut response = error(StatusCode::UNAUTHORIZED, "invalid_token", description);
+    let challenge = format!(
+        "Bearer error=\"invalid_token\", error_description=\"{description}\", resource_metadata=\"{}\"",
+        base.join(metadata)
+    );
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response.headers_mut().insert(WWW_AUTHENTICATE, value);
+    }
+    response.headers_mut().insert(CACHE_CONTROL, NO_STORE);
+    response
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
-//! Dispatch: (method, path) to a handler, 404 and 405 with `Allow`, CORS preflight, and the
-//! conversion of POST bodies into the auth core's [`PostRequest`]s. The router decides where
-//! a request goes; what happens there lives in `statics` and `auth`.
+//! Dispatch: a request to its row of the endpoint table ([`crate::routes`]), 404 and 405
+//! with `Allow`, CORS preflight, bearer checks, and the conversion of POST bodies into the
+//! auth core's [`PostRequest`]s. The router decides where a request goes; what happens there
+//! lives in `statics`, `read_api`, `auth` and `mcp_transport` (bodies are read by `body`).
 //!
 //! Routing is synchronous ([`route`]): documents, computed reads and refusals are answered
 //! before it returns, so the common request needs no future holding the router's state
@@ -11,30 +12,24 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::BodyExt;
 use hyper::header::{
-    HeaderMap, HeaderName, HeaderValue, ACCEPT, ACCESS_CONTROL_ALLOW_HEADERS,
-    ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_MAX_AGE, ALLOW, AUTHORIZATION, CACHE_CONTROL,
-    CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, EXPECT, HOST, ORIGIN, RETRY_AFTER, TRANSFER_ENCODING,
-    WWW_AUTHENTICATE,
+    HeaderMap, HeaderValue, ACCEPT, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS,
+    ACCESS_CONTROL_MAX_AGE, ALLOW, AUTHORIZATION, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE,
+    HOST, RETRY_AFTER, TRANSFER_ENCODING,
 };
 use hyper::{Method, Request, Response, StatusCode, Version};
 
-use super::connection::{AnswerRoom, ConnectionGone, CLIENT_GONE};
+use super::body::{body_timeout, body_turn, read_body, single_header, BodyError, RequestBody};
+use super::mcp_transport::{check_origin, mcp_post, mcp_unauthorized};
 use super::reply::{self, Body};
 use super::{negotiate, origin, statics, App};
 use crate::auth::access::AccessTokenError;
 use crate::auth::bearer::{self, Presented};
 use crate::auth::endpoints::{self, Admitted, Answer, Minting, PostRequest, MAX_BODY_BYTES};
 use crate::auth::form;
-use crate::mcp::{self, jsonrpc, McpHeaders};
-use crate::paths;
 use crate::query;
 use crate::read_api::Refusal;
 use crate::routes::{self, AnsweredBy, Core, MetricLabel, Route};
-
-/// Largest MCP request body.
-const MAX_MCP_BODY_BYTES: usize = 1024 * 1024;
 
 /// True when `Accept` names `text/markdown` and likes it at least as much as `text/html`
 /// (a wildcard alone keeps the HTML: browsers send `*/*`).
@@ -47,12 +42,6 @@ fn wants_markdown(headers: &HeaderMap) -> bool {
 const PREFLIGHT_HEADERS: HeaderValue = HeaderValue::from_static(
     "Authorization, Content-Type, Accept, If-None-Match, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID",
 );
-
-/// A request body the router can read: hyper's `Incoming` on a connection, any
-/// `Full<Bytes>` in a unit test.
-pub(super) trait RequestBody: hyper::body::Body<Data = Bytes> + Unpin {}
-
-impl<B: hyper::body::Body<Data = Bytes> + Unpin> RequestBody for B {}
 
 /// How far the router got with a request without waiting for anything.
 pub(super) enum Routed<B> {
@@ -247,7 +236,11 @@ fn decide<B>(
                 unauthorized = Some(description);
             }
             Err(BearerRefusal::InvalidToken(description)) => {
-                return Decision::Answer(invalid_token(app, description, metadata))
+                return Decision::Answer(reply::invalid_token(
+                    &app.config.base_url,
+                    description,
+                    metadata,
+                ))
             }
             Err(BearerRefusal::Other(refusal)) => return Decision::Answer(*refusal),
         }
@@ -396,97 +389,6 @@ async fn with_body<B: RequestBody>(
     answer.into_response()
 }
 
-fn single_header(headers: &HeaderMap, name: hyper::header::HeaderName) -> Option<&str> {
-    let mut values = headers.get_all(name).iter();
-    let first = values.next()?;
-    if values.next().is_some() {
-        return None;
-    }
-    first.to_str().ok()
-}
-
-/// Why a request body was not read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum BodyError {
-    TooLarge,
-    TimedOut,
-    Unreadable,
-}
-
-/// After refusing an oversized body, up to this much more of it is read and thrown away, so a
-/// client that writes its whole body before reading (Python's `http.client`, for one) sees
-/// the 413 instead of a reset connection.
-const DRAIN_LIMIT: usize = 4 * 1024 * 1024;
-
-/// Reads a body of at most `limit` bytes within `timeout`, however slowly it is sent.
-async fn read_body<B: RequestBody>(
-    headers: &HeaderMap,
-    body: B,
-    limit: usize,
-    timeout: Duration,
-) -> Result<Bytes, BodyError> {
-    let deadline = tokio::time::Instant::now() + timeout;
-    let declared = headers
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    // A client that waits for `100 Continue` has sent nothing yet: answering at once is
-    // both cheaper and what it expects.
-    let expects_continue = headers.contains_key(EXPECT);
-    let mut body = body;
-    if declared.is_some_and(|length| length > limit as u64) {
-        if !expects_continue {
-            drain(&mut body, deadline).await;
-        }
-        return Err(BodyError::TooLarge);
-    }
-    let mut collected = Vec::with_capacity(declared.unwrap_or(0) as usize);
-    loop {
-        let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
-            Err(_) => return Err(BodyError::TimedOut),
-            Ok(None) => return Ok(Bytes::from(collected)),
-            Ok(Some(Err(_))) => return Err(BodyError::Unreadable),
-            Ok(Some(Ok(frame))) => frame,
-        };
-        let Ok(data) = frame.into_data() else {
-            continue;
-        };
-        if collected.len() + data.len() > limit {
-            drain(&mut body, deadline).await;
-            return Err(BodyError::TooLarge);
-        }
-        collected.extend_from_slice(&data);
-    }
-}
-
-/// Reads and discards up to [`DRAIN_LIMIT`] bytes of `body`, until `deadline` at the latest.
-async fn drain<B: RequestBody>(body: &mut B, deadline: tokio::time::Instant) {
-    let mut discarded = 0usize;
-    while discarded < DRAIN_LIMIT {
-        match tokio::time::timeout_at(deadline, body.frame()).await {
-            Ok(Some(Ok(frame))) => {
-                discarded += frame.data_ref().map_or(0, |data| data.len());
-            }
-            _ => return,
-        }
-    }
-}
-
-fn body_timeout(timeout: Duration) -> Response<Body> {
-    let mut response = reply::error(
-        StatusCode::REQUEST_TIMEOUT,
-        "request_timeout",
-        &format!(
-            "the request body did not arrive within {}",
-            humantime::format_duration(timeout)
-        ),
-    );
-    response
-        .headers_mut()
-        .insert(CONNECTION, HeaderValue::from_static("close"));
-    response
-}
-
 /// A computed read, served like a precompiled one (ETag, 304, HEAD), or its refusal.
 fn computed_answer(
     answer: Result<crate::compile::Artifact, Refusal>,
@@ -603,207 +505,6 @@ fn check_bearer<B>(app: &App, request: &Request<B>) -> Result<(), BearerRefusal>
         Presented::Unusable(problem) => problem,
     };
     Err(BearerRefusal::InvalidToken(problem))
-}
-
-/// 401 with the RFC 6750 / RFC 9728 challenge that points at the metadata.
-fn invalid_token(app: &App, description: &str, metadata: &'static str) -> Response<Body> {
-    let mut response = reply::error(StatusCode::UNAUTHORIZED, "invalid_token", description);
-    let challenge = format!(
-        "Bearer error=\"invalid_token\", error_description=\"{description}\", resource_metadata=\"{}\"",
-        app.config.base_url.join(metadata)
-    );
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response.headers_mut().insert(WWW_AUTHENTICATE, value);
-    }
-    response
-        .headers_mut()
-        .insert(CACHE_CONTROL, reply::NO_STORE);
-    response
-}
-
-/// The 401 for `/mcp`: the same challenge, with a JSON-RPC error body that carries the
-/// request's id when the body can be read (within the usual size and time limits).
-async fn mcp_unauthorized<B: RequestBody>(
-    app: &App,
-    request: Request<B>,
-    description: &'static str,
-) -> Response<Body> {
-    let (parts, body) = request.into_parts();
-    let id = read_body(
-        &parts.headers,
-        body,
-        MAX_MCP_BODY_BYTES,
-        app.connections.body_timeout,
-    )
-    .await
-    .ok()
-    .and_then(|body| jsonrpc::request_id(&body));
-    let data = serde_json::json!({
-        "error": "invalid_token",
-        "error_description": description,
-        "resource_metadata": app.config.base_url.join(paths::PROTECTED_RESOURCE_MCP),
-    });
-    let body = jsonrpc::error(id.as_ref(), jsonrpc::UNAUTHORIZED, description, Some(data));
-    let mut response = invalid_token(app, description, paths::PROTECTED_RESOURCE_MCP);
-    *response.body_mut() = Body::new(Bytes::from(body));
-    response.headers_mut().insert(CONTENT_TYPE, reply::JSON);
-    response
-}
-
-const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
-const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
-
-/// An HTTP-level refusal on `/mcp`, with a JSON-RPC error body (no id: none was read).
-fn mcp_refusal(status: StatusCode, code: i64, message: &str) -> Response<Body> {
-    let mut response = Response::new(Body::new(Bytes::from(jsonrpc::error(
-        None, code, message, None,
-    ))));
-    *response.status_mut() = status;
-    response.headers_mut().insert(CONTENT_TYPE, reply::JSON);
-    response
-}
-
-/// Foreign origins (and, on loopback, foreign `Host` names) are refused before anything else,
-/// preflight included: that is the DNS-rebinding defence.
-fn check_origin(app: &App, headers: &HeaderMap, authority: Option<&str>) -> Option<Response<Body>> {
-    let origin_ok = headers
-        .get_all(ORIGIN)
-        .iter()
-        .all(|origin| origin.to_str().is_ok_and(|o| app.origins.allows_origin(o)));
-    let host_ok = headers
-        .get(HOST)
-        .and_then(|h| h.to_str().ok())
-        .or(authority)
-        .is_none_or(|host| app.origins.allows_host(host));
-    if origin_ok && host_ok {
-        return None;
-    }
-    Some(mcp_refusal(
-        StatusCode::FORBIDDEN,
-        jsonrpc::INVALID_REQUEST,
-        "this origin may not call the MCP endpoint",
-    ))
-}
-
-/// Whether `Accept` allows a JSON answer: missing, or a matching range (`application/json`,
-/// `application/*`, `*/*`, the most specific deciding) with a quality above 0.
-fn accepts_json(headers: &HeaderMap) -> bool {
-    negotiate::media_quality(headers.get_all(ACCEPT).iter(), "application/json") > 0
-}
-
-/// On HTTP/2, a turn to read this request's body, held until its answer is made: a few
-/// bodies of a connection are read at once (see [`AnswerRoom::read_body`]). `Err` is the
-/// answer when the connection ended while the request waited.
-async fn body_turn(
-    parts: &hyper::http::request::Parts,
-) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, Response<Body>> {
-    match parts.extensions.get::<AnswerRoom>() {
-        Some(room) => room
-            .read_body()
-            .await
-            .map_err(|ConnectionGone| client_gone()),
-        None => Ok(None),
-    }
-}
-
-/// The answer to a request whose connection ended while it waited: nobody reads it, but it
-/// is logged and counted.
-fn client_gone() -> Response<Body> {
-    reply::error(
-        CLIENT_GONE,
-        "client_gone",
-        "the connection ended before this request was answered",
-    )
-}
-
-async fn mcp_post<B: RequestBody>(
-    app: &App,
-    peer: SocketAddr,
-    request: Request<B>,
-) -> Response<Body> {
-    let (parts, body) = request.into_parts();
-    let content_type = single_header(&parts.headers, CONTENT_TYPE);
-    if !form::is_media_type(content_type, "application/json") {
-        return mcp_refusal(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            jsonrpc::INVALID_REQUEST,
-            "send JSON-RPC with Content-Type: application/json",
-        );
-    }
-    if !accepts_json(&parts.headers) {
-        return mcp_refusal(
-            StatusCode::NOT_ACCEPTABLE,
-            jsonrpc::INVALID_REQUEST,
-            "this server answers with application/json; include it in Accept",
-        );
-    }
-    let _reading = match body_turn(&parts).await {
-        Ok(turn) => turn,
-        Err(gone) => return gone,
-    };
-    let body = match read_body(
-        &parts.headers,
-        body,
-        MAX_MCP_BODY_BYTES,
-        app.connections.body_timeout,
-    )
-    .await
-    {
-        Ok(body) => body,
-        Err(BodyError::TooLarge) => {
-            return mcp_refusal(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                jsonrpc::INVALID_REQUEST,
-                "MCP requests are limited to 1 MiB",
-            )
-        }
-        Err(BodyError::TimedOut) => return body_timeout(app.connections.body_timeout),
-        Err(BodyError::Unreadable) => {
-            return mcp_refusal(
-                StatusCode::BAD_REQUEST,
-                jsonrpc::INVALID_REQUEST,
-                "the request body could not be read",
-            )
-        }
-    };
-    // On HTTP/2 the answer waits for room in its connection's queue of unread answers:
-    // here, after the body, so that nothing else is answered between the check and the
-    // charge of this answer's bytes (MCP answers are the large ones made per request).
-    if let Some(room) = parts.extensions.get::<AnswerRoom>() {
-        if room.wait().await.is_err() {
-            return client_gone();
-        }
-    }
-    let headers = McpHeaders {
-        protocol_version: single_header(&parts.headers, MCP_PROTOCOL_VERSION),
-        method: single_header(&parts.headers, MCP_METHOD),
-        name: single_header(&parts.headers, MCP_NAME),
-    };
-    let client = app.proxies.client_address(peer, &parts.headers);
-    let admit_search = || app.admit_search(client);
-    let answer = mcp::handle(
-        &app.live().mcp,
-        &headers,
-        &body,
-        mcp::SearchBudget::new(&admit_search),
-    );
-    match answer.body {
-        Some(body) => {
-            let mut response = Response::new(Body::chunks(body.0));
-            *response.status_mut() = answer.status;
-            response.headers_mut().insert(CONTENT_TYPE, reply::JSON);
-            response
-                .headers_mut()
-                .insert(CACHE_CONTROL, reply::NO_STORE);
-            response
-        }
-        None => {
-            let mut response = Response::new(Body::default());
-            *response.status_mut() = answer.status;
-            response
-        }
-    }
 }
 
 /// Routing rules, one a row, through [`handle`] with an in-memory body: no socket.
