@@ -161,7 +161,7 @@ pub struct ServeArgs {
     /// POST /oauth2/token requests allowed per client address per minute (0: no limit).
     #[arg(long, env = "DOSSIER_TOKEN_RATE_LIMIT", default_value_t = RateLimits::default().token_per_minute)]
     pub token_rate_limit: u32,
-    /// Searches (GET /api/search, the search_company_info tool) allowed per client address
+    /// Searches (GET /api/search, GET /ask, the search_company_info tool) allowed per client address
     /// per minute, on this instance (0: no limit). A search is computed per request.
     #[arg(long, env = "DOSSIER_SEARCH_RATE_LIMIT", default_value_t = crate::config::DEFAULT_SEARCHES_PER_MINUTE)]
     pub search_rate_limit: u32,
@@ -350,7 +350,7 @@ fn deployment_warnings(base_url: &BaseUrl, origin: Option<&BaseUrl>) -> Vec<Stri
     }
     if origin.is_none() {
         warnings.push(
-            "no --origin-url: on a static host the dynamic endpoints (/agent/*, /oauth2/*, /mcp, /api/search, /api/company?cursor=) are absent; run `dossier serve --dynamic-only` somewhere and build with --origin-url pointing at it".to_string(),
+            "no --origin-url: on a static host the dynamic endpoints (/agent/*, /oauth2/*, /mcp, /ask, /api/search, /api/company?cursor=) are absent; run `dossier serve --dynamic-only` somewhere and build with --origin-url pointing at it".to_string(),
         );
     }
     warnings

@@ -19,8 +19,9 @@ pub(crate) const FAVICON: &str = "/favicon.svg";
 pub(crate) const AGENT_SKILLS: &str = "/.well-known/agent-skills/index.json";
 
 /// First path segments that site paths use; a page slug may not take one of them.
-pub(crate) const RESERVED_SLUGS: [&str; 15] = [
+pub(crate) const RESERVED_SLUGS: [&str; 16] = [
     "api",
+    "ask",
     "docs",
     "divisions",
     "mcp",
@@ -55,6 +56,8 @@ pub(crate) const OAUTH_AUTHORIZE: &str = "/oauth2/authorize";
 pub(crate) const OAUTH_TOKEN: &str = "/oauth2/token";
 pub(crate) const OAUTH_REVOKE: &str = "/oauth2/revoke";
 pub(crate) const MCP: &str = "/mcp";
+/// NLWeb's question endpoint.
+pub(crate) const ASK: &str = "/ask";
 
 /// The paths of one division and one page, built here only, like the constants above.
 pub(crate) fn division(id: &str) -> String {

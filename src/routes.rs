@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
+use hyper::header::HeaderMap;
 use hyper::Method;
 
 use crate::compile::Artifact;
@@ -34,7 +35,8 @@ pub(crate) enum AnsweredBy {
 /// A read computed per request.
 #[derive(Clone, Copy)]
 pub(crate) struct Computed {
-    pub read: fn(&ReadModel, Option<&str>) -> Result<Artifact, Refusal>,
+    /// The answer from the model, the query string and the request headers.
+    pub read: fn(&ReadModel, Option<&str>, &HeaderMap) -> Result<Artifact, Refusal>,
     /// Without a query, the compiled document at the same path answers instead.
     pub document_without_query: bool,
     /// Counted against the caller's share of searches (`--search-rate-limit`).
@@ -138,7 +140,7 @@ const fn unpublished(route: Route) -> Route {
 
 /// Every public path. Literal paths are found by a hash lookup; among the rows with `{…}`
 /// the first that matches wins, so a more particular one comes first.
-pub(crate) static ROUTES: [Route; 37] = [
+pub(crate) static ROUTES: [Route; 38] = [
     // Pages for people, and their Markdown twins.
     document(paths::INDEX),
     unpublished(document(paths::INDEX_MD)),
@@ -171,7 +173,7 @@ pub(crate) static ROUTES: [Route; 37] = [
     // The read API.
     Route {
         answered_by: AnsweredBy::Computed(Computed {
-            read: read_api::company_page,
+            read: |model, query, _| read_api::company_page(model, query),
             document_without_query: true,
             rate_limited: false,
             metric: "company_page",
@@ -182,7 +184,7 @@ pub(crate) static ROUTES: [Route; 37] = [
     api_document("/api/pages/{slug}", "PageDocument"),
     Route {
         answered_by: AnsweredBy::Computed(Computed {
-            read: read_api::search,
+            read: |model, query, _| read_api::search(model, query),
             document_without_query: false,
             rate_limited: true,
             metric: "search",
@@ -194,6 +196,20 @@ pub(crate) static ROUTES: [Route; 37] = [
         schema: Some("Health"),
         bearer: Some(paths::PROTECTED_RESOURCE),
         ..core(paths::API_HEALTH, READ, Core::Health, "health")
+    },
+    // NLWeb: the search, in NLWeb's shape.
+    Route {
+        answered_by: AnsweredBy::Computed(Computed {
+            read: read_api::ask,
+            document_without_query: false,
+            rate_limited: true,
+            metric: "ask",
+        }),
+        metric: "ask",
+        bearer: None,
+        dynamic_only: true,
+        schema: Some("AskAnswer"),
+        ..document(paths::ASK)
     },
     // The dynamic core.
     Route {
@@ -301,6 +317,15 @@ fn segment_matches(pattern: &str, segment: &str) -> bool {
         Some((_, ending)) => segment.len() > ending.len() && segment.ends_with(ending),
         None => false,
     }
+}
+
+/// The paths answered per request (computed reads and the dynamic core), which a CDN in
+/// front of the core must pass to it.
+pub(crate) fn answered_per_request() -> impl Iterator<Item = &'static str> {
+    ROUTES
+        .iter()
+        .filter(|route| !matches!(route.answered_by, AnsweredBy::Document))
+        .map(|route| route.path)
 }
 
 /// A label requests are counted under in `/metrics`, by its place in

@@ -67,6 +67,13 @@ async fn the_ai_catalog_leads_to_a_server_card_that_matches_the_server() {
         .starts_with("urn:air:127.0.0.1:"));
     let card_url = entry["url"].as_str().unwrap();
     assert_eq!(card_url, server.url("/mcp/server-card"));
+    // ARD requires a display name, and recommends two to five representative queries.
+    assert!(
+        !entry["displayName"].as_str().unwrap().is_empty(),
+        "{entry}"
+    );
+    let queries = entry["representativeQueries"].as_array().unwrap();
+    assert!((2..=5).contains(&queries.len()), "{entry}");
 
     let reply = server.get("/mcp/server-card", &[]).await;
     assert_static(&reply, "application/mcp-server-card+json");
@@ -89,7 +96,7 @@ async fn the_ai_catalog_leads_to_a_server_card_that_matches_the_server() {
     }
     assert_eq!(
         card["$schema"],
-        "https://static.modelcontextprotocol.io/schemas/v2/server-card.schema.json"
+        "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json"
     );
     let name = card["name"].as_str().unwrap();
     let (namespace, server_name) = name.split_once('/').unwrap();
@@ -137,7 +144,15 @@ async fn the_ai_catalog_leads_to_a_server_card_that_matches_the_server() {
         )
         .await
         .json();
-    assert_eq!(discover["result"]["serverInfo"]["version"], card["version"]);
+    let info = &discover["result"]["serverInfo"];
+    assert_eq!(info["version"], card["version"]);
+    assert_eq!(entry["displayName"], card["title"]);
+    for field in ["title", "description", "icons"] {
+        assert_eq!(
+            info[field], card[field],
+            "serverInfo.{field} against the card"
+        );
+    }
 
     // The earlier shape stays where older scanners look, and points at the new one.
     let legacy = server.get("/.well-known/mcp/server-card.json", &[]).await;
@@ -189,6 +204,17 @@ async fn every_page_links_its_markdown_and_llms_txt() {
             "<link rel=\"alternate\" type=\"text/markdown\" href=\"{markdown}\">"
         )));
         assert!(html.contains("<link rel=\"describedby\" type=\"text/plain\" href=\"/llms.txt\">"));
+        // And where an agent finds the MCP server card.
+        assert!(
+            link.contains(&format!(
+                "<{}>; rel=\"ai-catalog\"",
+                server.url("/.well-known/ai-catalog.json")
+            )),
+            "{path}: {link}"
+        );
+        assert!(html.contains(
+            "<link rel=\"ai-catalog\" type=\"application/ai-catalog+json\" href=\"/.well-known/ai-catalog.json\">"
+        ));
     }
     // Each division has its own llms.txt with its pages.
     let llms = server

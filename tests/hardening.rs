@@ -825,7 +825,8 @@ async fn json_rpc_ids_come_back_exactly_as_sent() {
 }
 
 /// A search is the one read computed per request (a pass over the index): one address gets
-/// a share of them, over HTTP and MCP alike, while its other reads and other clients go on.
+/// a share of them, over HTTP, NLWeb's `/ask` and MCP alike, while its other reads and other
+/// clients go on.
 #[tokio::test]
 async fn one_client_cannot_run_unlimited_searches() {
     let server = start_configured(|app| {
@@ -880,6 +881,13 @@ async fn one_client_cannot_run_unlimited_searches() {
     assert!((1..=20).contains(&wait), "{wait}");
     let refused = call("198.51.100.1").await;
     assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let asked = server
+        .get(
+            "/ask?query=calibration",
+            &[("x-forwarded-for", "198.51.100.1")],
+        )
+        .await;
+    assert_eq!(asked.status, StatusCode::TOO_MANY_REQUESTS);
     assert!(refused["result"]["content"][0]["text"]
         .as_str()
         .unwrap()
@@ -890,6 +898,13 @@ async fn one_client_cannot_run_unlimited_searches() {
         .await;
     assert_eq!(company.status, StatusCode::OK);
     assert_eq!(search("198.51.100.2").await.status, StatusCode::OK);
+    let asked = server
+        .get(
+            "/ask?query=calibration",
+            &[("x-forwarded-for", "198.51.100.2")],
+        )
+        .await;
+    assert_eq!(asked.status, StatusCode::OK);
     server.stop().await;
 }
 

@@ -200,6 +200,16 @@ async fn files_for_agents_and_crawlers() {
         assert!(robots.contains(needle), "{needle}");
     }
     assert!(robots.contains(&format!("Sitemap: {base}/sitemap.xml")));
+    assert!(robots.contains(&format!("Agentmap: {base}/.well-known/ai-catalog.json")));
+    // Groups do not inherit: every group carries the signal itself.
+    let groups: Vec<&str> = robots
+        .split("\n\n")
+        .filter(|group| group.contains("User-agent:"))
+        .collect();
+    assert!(groups.len() > 3, "{robots}");
+    for group in groups {
+        assert!(group.contains("\nContent-Signal: search=yes"), "{group}");
+    }
 
     let sitemap = server.get("/sitemap.xml", &[]).await;
     assert_eq!(sitemap.header("content-type"), "application/xml");
@@ -395,7 +405,7 @@ fn cdn_files_follow_their_documented_syntax_and_limits_at_any_size() {
         }
     }
     assert!(fixed <= 2000 && dynamic <= 100);
-    for proxied in ["/agent/*", "/oauth2/*", "/api/*", "/mcp "] {
+    for proxied in ["/agent/*", "/oauth2/*", "/api/*", "/mcp ", "/ask "] {
         assert!(redirects.contains(proxied), "{proxied} is not proxied");
     }
     assert!(redirects.contains("/.well-known/oauth-protected-resource  /.well-known/oauth-protected-resource/index.json  200"));
@@ -406,6 +416,7 @@ fn cdn_files_follow_their_documented_syntax_and_limits_at_any_size() {
     let include = routes["include"].as_array().unwrap();
     assert!(include.len() + routes["exclude"].as_array().unwrap().len() <= 100);
     assert!(include.iter().all(|r| r.as_str().unwrap().starts_with('/')));
+    assert!(include.contains(&"/ask".into()), "{include:?}");
     assert!(
         include.contains(&"/mcp".into())
             && include.contains(&"/.well-known/oauth-protected-resource".into())
@@ -624,6 +635,20 @@ async fn hostile_content_cannot_put_live_script_in_a_page() {
     // Every response, pages included, carries the browser security policy.
     let policy = index.header("content-security-policy");
     assert!(policy.contains("default-src 'none'") && policy.contains("frame-ancestors 'none'"));
+    // A page may fetch from its own origin (browser agents and audits read /robots.txt,
+    // /llms.txt and the AI catalog from the page) and from nowhere else, and runs no script.
+    let directive = |name: &str| {
+        policy
+            .split(';')
+            .map(str::trim)
+            .find_map(|d| d.strip_prefix(name).map(str::trim).map(String::from))
+    };
+    assert_eq!(
+        directive("connect-src ").as_deref(),
+        Some("'self'"),
+        "{policy}"
+    );
+    assert_eq!(directive("script-src "), None, "{policy}");
     assert_eq!(index.header("x-frame-options"), "DENY");
     assert_eq!(
         index.header("referrer-policy"),

@@ -34,6 +34,60 @@ use jsonrpc::Failure;
 use jsonrpc::{Id, Message};
 pub use prepared::Prepared;
 
+/// An icon of the server, as `serverInfo` and the server card list it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Icon {
+    pub src: String,
+    #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<[&'static str; 1]>,
+}
+
+/// The server's title, in `serverInfo`, the server card and the AI catalog (at most 100
+/// characters, as the card's schema allows).
+pub fn server_title(company: &crate::content::Company) -> String {
+    at_most(&format!("{} company information", company.name), 100)
+}
+
+/// The server's description, in `serverInfo` and the server card (whose schema allows 100
+/// characters: a long company name is cut on a word).
+pub fn server_description(company: &crate::content::Company) -> String {
+    let text = format!(
+        "Public, read-only facts about {}: divisions, pages, contacts, search.",
+        company.name
+    );
+    at_most(&text, 100)
+}
+
+/// `text` cut to `max` characters on a word boundary, with an ellipsis when cut.
+pub(crate) fn at_most(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max - 1).collect();
+    let cut = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
+    format!("{}…", cut.trim_end_matches([',', ';', ':', '.', ' ']))
+}
+
+/// The server's icons: the company's logo when it has one, then the site's favicon.
+pub fn server_icons(company: &crate::content::Company, base: &crate::config::BaseUrl) -> Vec<Icon> {
+    let mut icons = Vec::new();
+    if let Some(logo) = company.logo.as_deref() {
+        icons.push(Icon {
+            src: logo.to_string(),
+            mime_type: None,
+            sizes: None,
+        });
+    }
+    icons.push(Icon {
+        src: base.join(crate::paths::FAVICON),
+        mime_type: Some("image/svg+xml"),
+        sizes: Some(["any"]),
+    });
+    icons
+}
+
 /// The MCP request headers the protocol looks at.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct McpHeaders<'a> {

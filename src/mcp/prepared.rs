@@ -147,10 +147,14 @@ impl Prepared {
         let site = model.site();
         let base_url = model.base().as_str();
         let company = site.company.name.clone();
+        // The same title, description and icons as the server card, which the server-card
+        // extension asks to agree with `serverInfo`.
         let server_info = json!({
             "name": "dossier",
-            "title": format!("{company} company information"),
+            "title": super::server_title(&site.company),
             "version": env!("CARGO_PKG_VERSION"),
+            "description": super::server_description(&site.company),
+            "icons": super::server_icons(&site.company, model.base()),
             "websiteUrl": base_url,
         });
         let instructions = tools::instructions(&company);

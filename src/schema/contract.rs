@@ -168,6 +168,16 @@ fn computed_answers_match_their_published_schemas() {
         let results = crate::read_api::search(&model, Some(query)).unwrap();
         fixture.check("SearchResults", query, &json(results));
     }
+    let no_headers = hyper::HeaderMap::new();
+    for query in [
+        None,
+        Some("query=calibration"),
+        Some("query=careers&mode=summarize&query_id=x"),
+        Some("query=zzzz-nothing"),
+    ] {
+        let answer = crate::read_api::ask(&model, query, &no_headers).unwrap();
+        fixture.check("AskAnswer", &format!("/ask {query:?}"), &json(answer));
+    }
     let health = |status: &ContentStatus, store: &StoreHealth| -> Value {
         let document = health_document("rev", status, "content", SystemTime::now(), store);
         serde_json::to_value(&document).unwrap()

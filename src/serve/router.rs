@@ -256,7 +256,7 @@ fn decide<B>(
             }
         }
         return Decision::Answer(computed_answer(
-            (computed.read)(&live.model, query),
+            (computed.read)(&live.model, query, request.headers()),
             request.headers(),
         ));
     }

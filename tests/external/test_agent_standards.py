@@ -104,6 +104,31 @@ def test_robots_txt_with_protego(server):
     assert list(robots.sitemaps) == [server.base + "/sitemap.xml"]
 
 
+def server_card_validator():
+    import jsonschema
+
+    with open(os.path.join(HERE, "schemas", "server-card.schema.json")) as file:
+        schema = json.load(file)
+    card = {"$ref": "#/$defs/ServerCard", "$defs": schema["$defs"]}
+    return jsonschema.Draft202012Validator(
+        card, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+
+
+def test_the_server_card_against_the_extension_schema(server):
+    validator = server_card_validator()
+    # The vendored examples first: the schema must accept the valid one and refuse the others,
+    # or the check below would prove nothing.
+    examples = os.path.join(HERE, "schemas", "server-card-examples")
+    for name in sorted(os.listdir(examples)):
+        with open(os.path.join(examples, name)) as file:
+            errors = list(validator.iter_errors(json.load(file)))
+        assert (not errors) == name.startswith("valid-"), (name, errors)
+    card = requests.get(server.base + "/mcp/server-card", timeout=10).json()
+    errors = [f"{e.json_path}: {e.message}" for e in validator.iter_errors(card)]
+    assert not errors, errors
+
+
 def test_sitemap_against_its_schema(server):
     status, headers, body = server.get("/sitemap.xml")
     assert status == 200

@@ -84,11 +84,12 @@ fn llms_txt(input: &CompileInput<'_>) -> Artifact {
         }
     }
     text.push_str(&format!(
-        "\n## API\n\n- [API and agents]({}): endpoints, MCP tools and authentication\n- [OpenAPI description]({}): machine-readable API\n- [auth.md]({}): optional anonymous registration and tokens\n- [API catalog]({})\n",
+        "\n## API\n\n- [API and agents]({}): endpoints, MCP tools and authentication\n- [OpenAPI description]({}): machine-readable API\n- [auth.md]({}): optional anonymous registration and tokens\n- [API catalog]({})\n- NLWeb: ask a question in words at `{}?query=…` (JSON, or server-sent events); the answer lists the pages that answer it\n",
         base.join(paths::DOCS_MD),
         base.join(paths::OPENAPI),
         base.join(paths::AUTH_MD),
-        base.join(paths::API_CATALOG)
+        base.join(paths::API_CATALOG),
+        base.join(paths::ASK)
     ));
     Artifact::new(paths::LLMS_TXT, TEXT, CachePolicy::Content, text)
 }
@@ -132,18 +133,24 @@ fn division_llms_txts(input: &CompileInput<'_>) -> Vec<Artifact> {
         .collect()
 }
 
+/// What the content may be used for (contentsignals.org): everything; it is public.
+const CONTENT_SIGNAL: &str = "search=yes, ai-input=yes, ai-train=yes";
+
 fn robots_txt(input: &CompileInput<'_>) -> Artifact {
     let base = &input.config.base_url;
     let mut text = String::from(
         "# Public company information: readable by search engines and AI agents alike.\n\n",
     );
-    for crawler in AI_CRAWLERS {
-        text.push_str(&format!("User-agent: {crawler}\nAllow: /\n\n"));
+    // Groups do not inherit from one another: a crawler named in a group of its own reads only
+    // that group, so each carries the signal.
+    for crawler in AI_CRAWLERS.iter().chain(["*"].iter()) {
+        text.push_str(&format!(
+            "User-agent: {crawler}\nAllow: /\nContent-Signal: {CONTENT_SIGNAL}\n\n"
+        ));
     }
-    text.push_str(
-        "User-agent: *\nAllow: /\nContent-Signal: search=yes, ai-input=yes, ai-train=yes\n\n",
-    );
     text.push_str(&format!("Sitemap: {}\n", base.join(paths::SITEMAP)));
+    // Where an agent that knows only the domain finds what this site offers it.
+    text.push_str(&format!("Agentmap: {}\n", base.join(paths::AI_CATALOG)));
     Artifact::new(paths::ROBOTS_TXT, TEXT, CachePolicy::Content, text)
 }
 
@@ -181,11 +188,10 @@ fn sitemap(input: &CompileInput<'_>) -> Artifact {
 /// The media types the server-card extension and the AI Catalog define.
 const SERVER_CARD_TYPE: &str = "application/mcp-server-card+json";
 const AI_CATALOG_TYPE: &str = "application/ai-catalog+json";
+/// The only `$schema` the server-card extension's `schema.json` accepts.
 const SERVER_CARD_SCHEMA: &str =
-    "https://static.modelcontextprotocol.io/schemas/v2/server-card.schema.json";
+    "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json";
 const SKILLS_SCHEMA: &str = "https://schemas.agentskills.io/discovery/0.2.0/schema.json";
-/// The card's `title` and `description` are limited to this many characters by its schema.
-const CARD_TEXT_MAX: usize = 100;
 
 /// Every MCP protocol version `/mcp` speaks, newest first.
 fn protocol_versions() -> Vec<&'static str> {
@@ -193,16 +199,6 @@ fn protocol_versions() -> Vec<&'static str> {
         .into_iter()
         .chain(crate::mcp::LEGACY_VERSIONS)
         .collect()
-}
-
-/// `text` cut to `max` characters on a word boundary, with an ellipsis when cut.
-fn at_most(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let cut: String = text.chars().take(max - 1).collect();
-    let cut = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
-    format!("{}…", cut.trim_end_matches([',', ';', ':', '.', ' ']))
 }
 
 /// The card's reverse-DNS `name`: the base URL's host reversed, then `/company-info`
@@ -229,7 +225,7 @@ struct ServerCard {
     #[serde(rename = "websiteUrl")]
     website_url: String,
     remotes: [Remote; 1],
-    icons: Vec<Icon>,
+    icons: Vec<crate::mcp::Icon>,
 }
 
 #[derive(Serialize)]
@@ -241,57 +237,25 @@ struct Remote {
     supported_protocol_versions: Vec<&'static str>,
 }
 
-#[derive(Serialize)]
-struct Icon {
-    src: String,
-    #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
-    mime_type: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sizes: Option<[&'static str; 1]>,
-}
-
 /// The MCP server card (SEP-2127), as the 2026-07 server-card extension serves it: at
 /// `<mcp url>/server-card`, with the schema's fields only (it allows no others).
 fn server_card(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
     let base = &input.config.base_url;
     let company = &input.site.company;
-    let mut icons = vec![Icon {
-        src: base.join(paths::FAVICON),
-        mime_type: Some("image/svg+xml"),
-        sizes: Some(["any"]),
-    }];
-    if let Some(logo) = company.logo.as_deref() {
-        icons.insert(
-            0,
-            Icon {
-                src: logo.to_string(),
-                mime_type: None,
-                sizes: None,
-            },
-        );
-    }
     let card = ServerCard {
         schema: SERVER_CARD_SCHEMA,
         name: card_name(input),
         version: env!("CARGO_PKG_VERSION"),
-        title: at_most(
-            &format!("{} company information", company.name),
-            CARD_TEXT_MAX,
-        ),
-        description: at_most(
-            &format!(
-                "Public, read-only facts about {}: divisions, pages, contacts, search.",
-                company.name
-            ),
-            CARD_TEXT_MAX,
-        ),
+        title: crate::mcp::server_title(company),
+        // The same words as `serverInfo.description`, as the extension asks.
+        description: crate::mcp::server_description(company),
         website_url: base.join(paths::INDEX),
         remotes: [Remote {
             kind: "streamable-http",
             url: base.join(paths::MCP),
             supported_protocol_versions: protocol_versions(),
         }],
-        icons,
+        icons: crate::mcp::server_icons(company, base),
     };
     Artifact::json(
         paths::MCP_SERVER_CARD,
@@ -339,6 +303,27 @@ fn legacy_server_card(input: &CompileInput<'_>) -> Result<Artifact, CompileError
     .map_err(|e| CompileError::new("MCP server card (legacy)", e))
 }
 
+/// Questions an agent would bring to this company (ARD recommends two to five): what it
+/// does, whom to contact, and the first division and page by name.
+fn representative_queries(input: &CompileInput<'_>) -> Vec<String> {
+    let site = input.site;
+    let company = &site.company.name;
+    let mut queries = vec![
+        format!("What does {company} do?"),
+        format!("How do I contact {company}?"),
+    ];
+    if let Some(division) = site.divisions.first() {
+        queries.push(format!(
+            "What does the {} division of {company} offer?",
+            division.name
+        ));
+    }
+    if let Some(page) = site.pages.first() {
+        queries.push(format!("{company}: {}", page.title));
+    }
+    queries
+}
+
 /// `/.well-known/ai-catalog.json`: the one artifact dossier offers, the MCP server card.
 /// (No A2A agent card: dossier does not speak A2A, and a catalog must not say it does.)
 fn ai_catalog(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
@@ -354,11 +339,13 @@ fn ai_catalog(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
         },
         "entries": [{
             "identifier": format!("urn:air:{host}:mcp:company-info"),
+            "displayName": crate::mcp::server_title(&input.site.company),
             "type": SERVER_CARD_TYPE,
             "url": base.join(paths::MCP_SERVER_CARD),
             "description": format!("Public, read-only information about {company} over MCP."),
             "version": env!("CARGO_PKG_VERSION"),
             "publisher": {"identifier": host, "displayName": company},
+            "representativeQueries": representative_queries(input),
         }],
     });
     Artifact::json(

@@ -53,11 +53,22 @@ pub fn api_catalog(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
         ),
         ("status", target(paths::API_HEALTH, "application/json")),
     ]);
+    // NLWeb's `/ask` is an API of its own, described by the same document.
+    let ask = BTreeMap::from([
+        ("service-desc", target(paths::OPENAPI, "application/json")),
+        ("service-doc", target(paths::DOCS, "text/html")),
+    ]);
     let catalog = Linkset {
-        linkset: vec![LinkContext {
-            anchor: base.join(paths::API_COMPANY),
-            relations,
-        }],
+        linkset: vec![
+            LinkContext {
+                anchor: base.join(paths::API_COMPANY),
+                relations,
+            },
+            LinkContext {
+                anchor: base.join(paths::ASK),
+                relations: ask,
+            },
+        ],
     };
     let link = format!("<{}>; rel=\"api-catalog\"", base.join(paths::API_CATALOG));
     let link = HeaderValue::from_str(&link).map_err(|e| CompileError::new("api-catalog", e))?;

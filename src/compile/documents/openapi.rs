@@ -20,6 +20,7 @@ use crate::listing::{
     MAX_SEARCH_CHARS, MAX_SEARCH_LIMIT,
 };
 use crate::paths;
+use crate::read_api::AskAnswer;
 use crate::schema::{name_of, Definitions, Schemas};
 
 pub fn openapi(document: &Value) -> Result<Artifact, CompileError> {
@@ -160,6 +161,30 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
         parameters.push(json!({"name": "q", "in": "query", "required": true, "description": "Words to look for.", "schema": {"type": "string", "minLength": 1, "maxLength": MAX_SEARCH_CHARS}}));
         parameters.push(limit(DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT));
         parameters.push(cursor);
+    }
+    let mut ask_get = document_get(
+        "ask",
+        "NLWeb: a question answered with the pages that answer it, best first",
+        json!({
+            "description": "The results (JSON), or with `streaming=true` or `Accept: text/event-stream` the same as server-sent events: `begin-nlweb-response`, one `result` per batch, `end-nlweb-response`. Without `query`, an empty list and how to ask.",
+            "content": {
+                "application/json": {"schema": schema_ref::<AskAnswer>()},
+                "text/event-stream": {"schema": {"type": "string"}}
+            }
+        }),
+        "company",
+    );
+    ask_get["get"]["description"] = search_get["get"]["description"].clone();
+    ask_get["get"]["responses"]["400"] = json!({"$ref": "#/components/responses/BadRequest"});
+    ask_get["get"]["responses"]["429"] = rate_limited();
+    if let Some(parameters) = ask_get["get"]["parameters"].as_array_mut() {
+        parameters.push(json!({"name": "query", "in": "query", "required": false, "description": "The question, in words.", "schema": {"type": "string", "maxLength": MAX_SEARCH_CHARS}}));
+        parameters.push(json!({"name": "mode", "in": "query", "required": false, "description": "Only `list` is offered; another mode is answered as `list`, and `_meta.message` says so.", "schema": {"type": "string"}}));
+        parameters.push(json!({"name": "generate_mode", "in": "query", "required": false, "description": "The same as `mode`.", "schema": {"type": "string"}}));
+        parameters.push(json!({"name": "streaming", "in": "query", "required": false, "description": "`true` for server-sent events.", "schema": {"type": "string", "enum": ["true", "false", "1", "0"]}}));
+        parameters.push(json!({"name": "query_id", "in": "query", "required": false, "description": "Echoed in the answer.", "schema": {"type": "string"}}));
+        parameters.push(json!({"name": "site", "in": "query", "required": false, "description": "Accepted; the site is always this one.", "schema": {"type": "string"}}));
+        parameters.push(json!({"name": "prev", "in": "query", "required": false, "description": "Earlier queries of the conversation; accepted, not used.", "schema": {"type": "string"}}));
     }
 
     let metadata = |operation_id: &str, summary: &str| {
@@ -330,6 +355,7 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
     paths_object.insert("/api/pages/{slug}".into(), page_get);
     paths_object.insert("/api/divisions/{division_id}".into(), division_get);
     paths_object.insert(paths::API_SEARCH.into(), search_get);
+    paths_object.insert(paths::ASK.into(), ask_get);
     paths_object.insert(
         paths::API_HEALTH.into(),
         document_get(
@@ -552,6 +578,7 @@ fn schemas() -> Value {
     schemas.schema_for::<PageDocument>();
     schemas.schema_for::<DivisionDocument>();
     schemas.schema_for::<SearchDocument>();
+    schemas.schema_for::<AskAnswer>();
     Value::Object(schemas.into_definitions())
 }
 

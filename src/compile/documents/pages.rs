@@ -109,10 +109,12 @@ impl<'a> Renderer<'a> {
         let html = self.templates.render(template, context)?;
         // llms.txt (2026-08): every page names its Markdown twin and the site's llms.txt, in
         // the head (`<link>`, see base.html) and here, for agents that read headers only.
+        // And the AI catalog, where an agent finds the MCP server card.
         let mut links = format!(
-            "<{}>; rel=\"alternate\"; type=\"text/markdown\", <{}>; rel=\"describedby\"; type=\"text/plain\"",
+            "<{}>; rel=\"alternate\"; type=\"text/markdown\", <{}>; rel=\"describedby\"; type=\"text/plain\", <{}>; rel=\"ai-catalog\"",
             self.base.join(markdown_path),
             self.base.join(paths::LLMS_TXT),
+            self.base.join(paths::AI_CATALOG),
         );
         if !extra_links.is_empty() {
             links = format!("{extra_links}, {links}");

@@ -2,9 +2,15 @@
 //! (the next pages of page listings) and `/api/search?q=` (ranked results, shared with the
 //! MCP tool `search_company_info`).
 //!
+//! `/ask` (NLWeb) is the same search in NLWeb's shape ([`ask()`]).
+//!
 //! Plain functions from the query to a finished [`Artifact`] or an error, so every rule is
 //! tested without a socket; the router serves the artifact like a precompiled one (ETag,
 //! 304, HEAD, CORS).
+
+mod ask;
+
+pub(crate) use ask::{ask, AskAnswer};
 
 use hyper::header::LINK;
 use hyper::StatusCode;
