@@ -32,7 +32,7 @@ fn settings(definitions: Definitions, contract: Contract) -> SchemaSettings {
         };
         settings.meta_schema = None;
         settings.contract = contract;
-        settings.transforms = vec![Box::new(NotNullable)];
+        settings.transforms = vec![Box::new(NotNullable), Box::new(StandardOnly)];
     })
 }
 
@@ -53,6 +53,7 @@ impl Schemas {
     pub(crate) fn schema_for<T: JsonSchema + ?Sized>(&mut self) -> Value {
         let mut schema = self.generator.subschema_for::<T>();
         NotNullable.transform(&mut schema);
+        StandardOnly.transform(&mut schema);
         schema.to_value()
     }
 
@@ -119,10 +120,128 @@ impl Transform for NotNullable {
     }
 }
 
+/// The formats JSON Schema 2020-12 defines; a client may refuse or warn about any other.
+pub(crate) const STANDARD_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Keeps to what every JSON Schema client understands. schemars writes Rust's integer
+/// widths as formats (`uint32`, `int64`, …) that are not JSON Schema's, which clients log
+/// as unknown on every call: they become the `minimum` and `maximum` they mean. And an enum
+/// of unit variants comes out as a `oneOf` of `const`s, which some generated clients cannot
+/// read: it becomes a plain `enum`.
+#[derive(Debug, Clone)]
+struct StandardOnly;
+
+impl Transform for StandardOnly {
+    fn transform(&mut self, schema: &mut Schema) {
+        let format = schema
+            .get("format")
+            .and_then(Value::as_str)
+            .map(String::from);
+        if let Some(format) = format.filter(|f| !STANDARD_FORMATS.contains(&f.as_str())) {
+            schema.remove("format");
+            let range: Option<(i128, i128)> = match format.as_str() {
+                "uint8" => Some((0, u8::MAX.into())),
+                "uint16" => Some((0, u16::MAX.into())),
+                "uint32" => Some((0, u32::MAX.into())),
+                "uint64" | "uint" => Some((0, i128::MAX)),
+                "int8" => Some((i8::MIN.into(), i8::MAX.into())),
+                "int16" => Some((i16::MIN.into(), i16::MAX.into())),
+                "int32" => Some((i32::MIN.into(), i32::MAX.into())),
+                _ => None,
+            };
+            if let Some((low, high)) = range {
+                if schema.get("minimum").is_none() {
+                    schema.insert("minimum".into(), (low as i64).into());
+                }
+                // A bound beyond what a JSON number holds exactly says nothing useful.
+                if schema.get("maximum").is_none() && high <= i64::MAX as i128 {
+                    schema.insert("maximum".into(), (high as i64).into());
+                }
+            }
+        }
+        let constants: Option<Vec<Value>> = match schema.get("oneOf") {
+            Some(Value::Array(variants)) if !variants.is_empty() => variants
+                .iter()
+                .map(|variant| variant.get("const").cloned())
+                .collect(),
+            _ => None,
+        };
+        if let Some(constants) = constants {
+            let all_strings = constants.iter().all(Value::is_string);
+            schema.remove("oneOf");
+            if all_strings {
+                schema.insert("type".into(), "string".into());
+            }
+            schema.insert("enum".into(), Value::Array(constants));
+        }
+        transform_subschemas(self, schema);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::content::{Company, Page};
+
+    /// Every `format` in `schema` is a standard one, and no `oneOf` is a list of constants.
+    pub(super) fn assert_standard(what: &str, schema: &Value) {
+        match schema {
+            Value::Object(map) => {
+                if let Some(Value::String(format)) = map.get("format") {
+                    assert!(
+                        STANDARD_FORMATS.contains(&format.as_str()),
+                        "{what}: format {format}"
+                    );
+                }
+                if let Some(Value::Array(variants)) = map.get("oneOf") {
+                    assert!(
+                        !variants.iter().all(|v| v.get("const").is_some()),
+                        "{what}: a oneOf of constants"
+                    );
+                }
+                map.values().for_each(|value| assert_standard(what, value));
+            }
+            Value::Array(items) => items.iter().for_each(|item| assert_standard(what, item)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn integer_widths_become_ranges_and_unit_enums_plain_enums() {
+        let mut schemas = Schemas::new(Definitions::OpenApi);
+        schemas.schema_for::<Company>();
+        let definitions = schemas.into_definitions();
+        let all = Value::Object(definitions.clone());
+        assert_standard("Company", &all);
+        let scheme = &definitions["IndustryScheme"];
+        assert_eq!(scheme["type"], "string", "{scheme}");
+        assert!(
+            scheme["enum"].as_array().is_some_and(|e| e.len() > 1),
+            "{scheme}"
+        );
+        let text = all.to_string();
+        assert!(!text.contains("uint"), "{text}");
+    }
 
     #[test]
     fn optional_fields_are_not_required_and_never_null() {

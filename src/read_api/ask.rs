@@ -67,14 +67,19 @@ pub(crate) struct AskResult {
     schema_object: Value,
 }
 
-/// Whether the client asked for server-sent events.
-fn wants_events(streaming: Option<&str>, headers: &HeaderMap) -> bool {
+/// Whether the client asked for server-sent events: `streaming=true` (or `1`), or
+/// `Accept: text/event-stream`.
+fn wants_events(streaming: Option<&str>, headers: &HeaderMap) -> Result<bool, Refusal> {
     let accepts_events = headers.get_all(ACCEPT).iter().any(|value| {
         value
             .to_str()
             .is_ok_and(|text| text.to_ascii_lowercase().contains("text/event-stream"))
     });
-    accepts_events || matches!(streaming, Some("true" | "1"))
+    match streaming {
+        None | Some("false" | "0") => Ok(accepts_events),
+        Some("true" | "1") => Ok(true),
+        Some(_) => Err(bad_request("`streaming` is `true` or `false`")),
+    }
 }
 
 /// The answer to `GET /ask?query=…`, as JSON or as server-sent events.
@@ -134,7 +139,7 @@ pub(crate) fn ask(
         query_id,
         results,
     };
-    let artifact = if wants_events(query.get("streaming"), headers) {
+    let artifact = if wants_events(query.get("streaming"), headers)? {
         Artifact::new(
             paths::ASK,
             "text/event-stream",
@@ -314,6 +319,8 @@ mod tests {
             .unwrap()
             .contains("summarize"));
         assert!(!json["results"].as_array().unwrap().is_empty());
+        let bad = ask(&model, Some("query=x&streaming=maybe"), &HeaderMap::new());
+        assert_eq!(bad.unwrap_err().status, 400);
         let long = format!("query={}", "a".repeat(MAX_SEARCH_CHARS + 1));
         assert_eq!(
             ask(&model, Some(&long), &HeaderMap::new())

@@ -153,6 +153,17 @@ fn the_openapi_paths_are_the_endpoint_table() {
     }
 }
 
+/// What clients choke on is absent from everything published: no format JSON Schema does
+/// not define, no `oneOf` of constants (in `/openapi.json` and every MCP tool's schemas).
+#[test]
+fn every_published_schema_keeps_to_standard_formats_and_plain_enums() {
+    let fixture = fixture();
+    super::tests::assert_standard("/openapi.json", &fixture.openapi);
+    for tool in crate::mcp::tools::definitions(&fixture.site.company.name) {
+        super::tests::assert_standard(tool["name"].as_str().unwrap(), &tool);
+    }
+}
+
 #[test]
 fn computed_answers_match_their_published_schemas() {
     let fixture = fixture();

@@ -169,7 +169,7 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
             "description": "The results (JSON), or with `streaming=true` or `Accept: text/event-stream` the same as server-sent events: `begin-nlweb-response`, one `result` per batch, `end-nlweb-response`. Without `query`, an empty list and how to ask.",
             "content": {
                 "application/json": {"schema": schema_ref::<AskAnswer>()},
-                "text/event-stream": {"schema": {"type": "string"}}
+                "text/event-stream": {"schema": {"type": "object", "description": "The data of each event: a JSON object whose `message_type` is its event name, carrying `query_id`, and on `result` events a batch of `results`."}}
             }
         }),
         "company",
