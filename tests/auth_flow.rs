@@ -150,7 +150,7 @@ async fn registration_refuses_bad_requests_clearly() {
             &[JSON],
             r#"{"type":"service_auth"}"#,
             StatusCode::BAD_REQUEST,
-            "unsupported_identity_type",
+            "service_auth_not_enabled",
         ),
         (
             &[JSON],

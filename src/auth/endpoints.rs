@@ -32,6 +32,10 @@ use crate::config::{AuthPolicy, BaseUrl, CLIENT_CREDENTIALS_GRANT, JWT_BEARER_GR
 use crate::paths;
 
 /// Largest request body the auth endpoints read.
+/// Registration types that present an assertion from another issuer (AUTH.md's
+/// `identity_assertion`, the ID-JAG profile): none is trusted here.
+const ASSERTION_TYPES: [&str; 2] = ["identity_assertion", "id_jag"];
+
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
 /// A finished answer from the auth core, not yet an HTTP response.
@@ -518,6 +522,20 @@ impl AuthService {
                 )
             }
             Some(serde_json::Value::String(kind)) if kind == "anonymous" => {}
+            // AUTH.md v0.6+ agents try `service_auth` and the assertion-based types whatever
+            // the metadata says, and fall back on these codes: each gets its own.
+            Some(serde_json::Value::String(kind)) if kind == "service_auth" => {
+                return Answer::bad_request(
+                    "service_auth_not_enabled",
+                    "service_auth registration is not enabled here (service_auth_registration_disabled); register with {\"type\": \"anonymous\"}",
+                )
+            }
+            Some(serde_json::Value::String(kind)) if ASSERTION_TYPES.contains(&kind.as_str()) => {
+                return Answer::bad_request(
+                    "issuer_not_enabled",
+                    "no assertion issuer is enabled here; register with {\"type\": \"anonymous\"}",
+                )
+            }
             Some(serde_json::Value::String(_)) => {
                 return Answer::bad_request(
                     "unsupported_identity_type",
@@ -1013,6 +1031,18 @@ mod tests {
                 post(JSON, r#"{"type":1}"#),
                 400,
                 Some("invalid_request"),
+            ),
+            (
+                "service_auth has its own code",
+                post(JSON, r#"{"type":"service_auth"}"#),
+                400,
+                Some("service_auth_not_enabled"),
+            ),
+            (
+                "assertion types have theirs",
+                post(JSON, r#"{"type":"identity_assertion"}"#),
+                400,
+                Some("issuer_not_enabled"),
             ),
         ] {
             let answer = register(&service, request).await;

@@ -637,7 +637,7 @@ fn auth_paths() -> Vec<(&'static str, Value)> {
                         "headers": {"Cache-Control": {"description": "`no-store`", "schema": {"type": "string"}}},
                         "content": {"application/json": {"schema": schema_ref::<Registration>()}}
                     },
-                    "400": error_response("`invalid_request` (bad JSON, missing `type`, wrong content type) or `unsupported_identity_type`."),
+                    "400": error_response("`invalid_request` (bad JSON, missing `type`, wrong content type) `service_auth_not_enabled`, `issuer_not_enabled` (an assertion-based type) or `unsupported_identity_type`."),
                     "413": error_response("`request_too_large`: bodies are limited to 64 KiB."),
                     "429": rate_limited()
                 }
