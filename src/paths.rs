@@ -17,6 +17,9 @@ pub(crate) const MCP_SERVER_CARD_LEGACY: &str = "/.well-known/mcp/server-card.js
 pub(crate) const AI_CATALOG: &str = "/.well-known/ai-catalog.json";
 pub(crate) const FAVICON: &str = "/favicon.svg";
 pub(crate) const AGENT_SKILLS: &str = "/.well-known/agent-skills/index.json";
+/// The one skill: how to register and get a token, as an Agent Skills `SKILL.md`.
+pub(crate) const AGENT_SKILL_NAME: &str = "company-api-access";
+pub(crate) const AGENT_SKILL: &str = "/.well-known/agent-skills/company-api-access/SKILL.md";
 
 /// First path segments that site paths use; a page slug may not take one of them.
 pub(crate) const RESERVED_SLUGS: [&str; 16] = [

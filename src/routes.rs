@@ -140,7 +140,7 @@ const fn unpublished(route: Route) -> Route {
 
 /// Every public path. Literal paths are found by a hash lookup; among the rows with `{…}`
 /// the first that matches wins, so a more particular one comes first.
-pub(crate) static ROUTES: [Route; 38] = [
+pub(crate) static ROUTES: [Route; 39] = [
     // Pages for people, and their Markdown twins.
     document(paths::INDEX),
     unpublished(document(paths::INDEX_MD)),
@@ -159,6 +159,7 @@ pub(crate) static ROUTES: [Route; 38] = [
     document(paths::MCP_SERVER_CARD_LEGACY),
     document(paths::AI_CATALOG),
     document(paths::AGENT_SKILLS),
+    document(paths::AGENT_SKILL),
     document(paths::AUTH_MD),
     document(paths::AUTH_MD_WELL_KNOWN),
     document(paths::OPENAPI),

@@ -34,19 +34,45 @@ async fn auth_md_is_served_at_both_locations_and_listed_in_the_skills_index() {
         index["$schema"],
         "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
     );
-    let digest = format!("sha256:{:x}", Sha256::digest(&plain.body));
+    // One entry per artifact: the skill, whose digest is over the bytes served.
     let skills = index["skills"].as_array().unwrap();
-    let urls: Vec<&str> = skills.iter().map(|s| s["url"].as_str().unwrap()).collect();
+    assert_eq!(skills.len(), 1, "{index}");
+    let skill = &skills[0];
+    assert_eq!(skill["type"], "skill-md");
+    let url = skill["url"].as_str().unwrap();
+    let path = url.strip_prefix(&server.url("")).unwrap();
+    assert!(path.starts_with("/.well-known/agent-skills/") && path.ends_with("/SKILL.md"));
+    let served = server.get(path, &[]).await;
+    assert_static(&served, "text/markdown; charset=utf-8");
     assert_eq!(
-        urls,
-        [server.url("/auth.md"), server.url("/.well-known/auth.md")]
+        skill["digest"],
+        format!("sha256:{:x}", Sha256::digest(&served.body)).as_str()
     );
-    for skill in skills {
-        assert_eq!(skill["type"], "skill-md");
-        assert_eq!(skill["digest"], digest.as_str());
-        assert!(skill["name"].as_str().unwrap().starts_with("auth-md"));
-        assert!(!skill["description"].as_str().unwrap().is_empty());
-    }
+    // A skill-md starts with front matter naming it (lowercase, digits, hyphens) and saying
+    // what it is for, then the instructions: auth.md's.
+    let text = served.text();
+    let front = text.strip_prefix("---\n").unwrap();
+    let (front, body) = front.split_once("\n---\n\n").unwrap();
+    let field = |name: &str| {
+        front
+            .lines()
+            .find_map(|line| line.strip_prefix(&format!("{name}: ")))
+            .unwrap()
+            .to_string()
+    };
+    let name = field("name");
+    assert!(
+        !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+        "{name}"
+    );
+    assert_eq!(skill["name"], name.as_str());
+    assert_eq!(path, format!("/.well-known/agent-skills/{name}/SKILL.md"));
+    let description: String = serde_json::from_str(&field("description")).unwrap();
+    assert_eq!(skill["description"], description.as_str());
+    assert_eq!(body.as_bytes(), &plain.body[..]);
     server.stop().await;
 }
 

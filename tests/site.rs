@@ -248,9 +248,13 @@ async fn files_for_agents_and_crawlers() {
     );
     let skill = &skills["skills"][0];
     assert_eq!(skill["type"], "skill-md");
-    assert_eq!(skill["url"], format!("{base}/auth.md"));
-    let auth_md = server.get("/auth.md", &[]).await.body;
-    let digest: String = Sha256::digest(&auth_md)
+    let url = skill["url"].as_str().unwrap();
+    assert!(url.starts_with(&format!("{base}/.well-known/agent-skills/")));
+    let skill_md = server
+        .get(url.strip_prefix(base.as_str()).unwrap(), &[])
+        .await
+        .body;
+    let digest: String = Sha256::digest(&skill_md)
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();

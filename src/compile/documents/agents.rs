@@ -358,33 +358,43 @@ fn ai_catalog(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
 }
 
 /// Agent Skills discovery 0.2.0: auth.md, listed at both places it is served.
-fn agent_skills(input: &CompileInput<'_>, auth_md: &[u8]) -> Result<Artifact, CompileError> {
-    let digest: String = Sha256::digest(auth_md)
+fn agent_skills(input: &CompileInput<'_>, auth_md: &[u8]) -> Result<[Artifact; 2], CompileError> {
+    let description = format!(
+        "How to register anonymously with {} and get a bearer token for its API and MCP server (optional: all data is public).",
+        input.site.company.name
+    );
+    // A `skill-md` artifact starts with front matter naming the skill; the instructions are
+    // auth.md's, which stays as it is at its own paths (scanners read its heading).
+    let mut skill_md = format!(
+        "---\nname: {}\ndescription: {}\n---\n\n",
+        paths::AGENT_SKILL_NAME,
+        serde_json::to_string(&description).unwrap_or_default()
+    )
+    .into_bytes();
+    skill_md.extend_from_slice(auth_md);
+    let digest: String = Sha256::digest(&skill_md)
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
-    let description = format!(
-        "How to register anonymously with {} and get a bearer token (optional: all data is public).",
-        input.site.company.name
-    );
-    let skill = |name: &str, path: &str| {
-        json!({
-            "name": name,
-            "type": "skill-md",
-            "description": description,
-            "url": input.config.base_url.join(path),
-            "digest": format!("sha256:{digest}"),
-        })
-    };
     let index = json!({
         "$schema": SKILLS_SCHEMA,
-        "skills": [
-            skill("auth-md", paths::AUTH_MD),
-            skill("auth-md-well-known", paths::AUTH_MD_WELL_KNOWN),
-        ]
+        "skills": [{
+            "name": paths::AGENT_SKILL_NAME,
+            "type": "skill-md",
+            "description": description,
+            "url": input.config.base_url.join(paths::AGENT_SKILL),
+            "digest": format!("sha256:{digest}"),
+        }]
     });
-    Artifact::json(paths::AGENT_SKILLS, JSON, CachePolicy::Content, &index)
-        .map_err(|e| CompileError::new("agent skills index", e))
+    let index = Artifact::json(paths::AGENT_SKILLS, JSON, CachePolicy::Content, &index)
+        .map_err(|e| CompileError::new("agent skills index", e))?;
+    let skill = Artifact::new(
+        paths::AGENT_SKILL,
+        "text/markdown; charset=utf-8",
+        CachePolicy::Content,
+        skill_md,
+    );
+    Ok([index, skill])
 }
 
 /// A monogram icon: the company's initial on a coloured square, so every client that shows
@@ -414,8 +424,8 @@ pub fn all(input: &CompileInput<'_>, auth_md: &[u8]) -> Result<Vec<Artifact>, Co
         server_card(input)?,
         legacy_server_card(input)?,
         ai_catalog(input)?,
-        agent_skills(input, auth_md)?,
         favicon(input),
     ]);
+    artifacts.extend(agent_skills(input, auth_md)?);
     Ok(artifacts)
 }

@@ -343,10 +343,18 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
         text("getFavicon", "The site's icon", "image/svg+xml"),
     );
     paths_object.insert(
+        paths::AGENT_SKILL.into(),
+        text(
+            "getAgentSkill",
+            "The skill: front matter (name, description), then auth.md's instructions",
+            "text/markdown",
+        ),
+    );
+    paths_object.insert(
         paths::AGENT_SKILLS.into(),
         document_get(
             "getAgentSkills",
-            "Agent skills index (auth.md with its digest)",
+            "Agent skills index (the skill below, with its digest)",
             json_response("Agent skills index.", json!({"type": "object"})),
             "discovery",
         ),
