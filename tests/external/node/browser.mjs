@@ -21,6 +21,11 @@ try {
   const heading = await page.textContent("h1");
   check(heading.includes("Cobalt Ridge Instruments"), `h1 is ${heading}`);
   await page.screenshot({ path: `${screenshots}/index.png`, fullPage: true });
+  // No fact's value (an LEI is 20 characters without a break) spills out of its card.
+  const spills = await page.evaluate(() => [...document.querySelectorAll(".facts div")]
+    .filter((card) => card.scrollWidth > card.clientWidth + 1)
+    .map((card) => card.textContent.trim()));
+  check(spills.length === 0, `facts overflow their cards at 1200px: ${spills.join("; ")}`);
 
   const link = page.locator('#divisions a[href^="/divisions/"]').first();
   const divisionName = (await link.textContent()).trim();
