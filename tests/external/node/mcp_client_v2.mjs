@@ -11,6 +11,25 @@ import {
 
 const [url, era, token] = process.argv.slice(2);
 
+// A warning the SDK logs (an unknown schema format, say) reaches the user of an MCP host:
+// any warning fails the run, and is printed.
+const warnings = [];
+for (const level of ["warn", "error"]) {
+  const original = console[level];
+  console[level] = (...args) => {
+    if (!String(args[0] ?? "").startsWith("FAILED")) {
+      warnings.push(args.map(String).join(" "));
+    }
+    original(...args);
+  };
+}
+process.on("exit", (code) => {
+  if (code === 0 && warnings.length > 0) {
+    process.stderr.write(`FAILED (${era}): the SDK logged ${warnings.length} warning(s): ${warnings.join(" | ")}\n`);
+    process.exitCode = 1;
+  }
+});
+
 function check(condition, message) {
   if (!condition) {
     console.error(`FAILED (${era}): ${message}`);
