@@ -151,7 +151,7 @@ pub struct SiteConfig {
     pub compression: Compression,
 }
 
-/// Searches (`GET /api/search`, `search_company_info`) one client address may run per
+/// Searches (`/api/search`, `/ask`, `search_company_info`) one client address may run per
 /// minute, in a burst or spread out, unless `--search-rate-limit` says otherwise.
 pub const DEFAULT_SEARCHES_PER_MINUTE: u32 = 120;
 

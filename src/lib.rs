@@ -27,7 +27,7 @@ pub mod mcp;
 pub(crate) mod parallel;
 pub(crate) mod paths;
 pub mod query;
-pub(crate) mod read_api;
+pub mod read_api;
 pub mod read_model;
 pub mod reload;
 pub(crate) mod routes;

@@ -1,5 +1,6 @@
 //! Every public URL path the service answers, named once. Documents link to these and the
-//! router dispatches on them, so a link can never point somewhere the router does not serve.
+//! endpoint table (`routes`) is written with them, so a link can never point somewhere the
+//! router does not serve.
 
 pub(crate) const INDEX: &str = "/";
 pub(crate) const INDEX_MD: &str = "/index.md";

@@ -35,7 +35,9 @@ pub(crate) enum AnsweredBy {
 /// A read computed per request.
 #[derive(Clone, Copy)]
 pub(crate) struct Computed {
-    /// The answer from the model, the query string and the request headers.
+    /// The answer from the model, the query string and the request headers. A row whose
+    /// methods include POST takes the same parameters as a form or JSON body
+    /// ([`read_api::posted_query`]).
     pub read: fn(&ReadModel, Option<&str>, &HeaderMap) -> Result<Artifact, Refusal>,
     /// Without a query, the compiled document at the same path answers instead.
     pub document_without_query: bool,
@@ -207,7 +209,10 @@ pub(crate) static ROUTES: [Route; 39] = [
             metric: "ask",
         }),
         metric: "ask",
-        bearer: None,
+        methods: READ_OR_POST,
+        // The same data as /api/search, under the same protected resource: a token presented
+        // here is checked, and one in the query string refused.
+        bearer: Some(paths::PROTECTED_RESOURCE),
         dynamic_only: true,
         schema: Some("AskAnswer"),
         ..document(paths::ASK)
@@ -469,6 +474,45 @@ mod tests {
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), all.len());
+    }
+
+    /// A page's slug is its path's one segment, so every fixed first segment of a row must
+    /// be one no page may take (or the page and the row would claim the same path).
+    #[test]
+    fn every_fixed_first_segment_is_a_reserved_slug() {
+        for route in &ROUTES {
+            let first = route
+                .path
+                .trim_start_matches('/')
+                .split('/')
+                .next()
+                .unwrap();
+            if first.is_empty() || first.starts_with('{') {
+                continue;
+            }
+            let word = first.trim_start_matches('.').split('.').next().unwrap();
+            assert!(
+                paths::RESERVED_SLUGS.contains(&word),
+                "{}: `{word}` is not in paths::RESERVED_SLUGS",
+                route.path
+            );
+        }
+    }
+
+    /// The README's `/metrics` section lists the labels as they are.
+    #[test]
+    fn the_readme_lists_every_metric_label() {
+        let readme = include_str!("../README.md");
+        let list = readme
+            .split("dossier_requests_total{route,status}` (route: ")
+            .nth(1)
+            .and_then(|rest| rest.split(';').next())
+            .expect("the README's metrics section");
+        let listed: Vec<&str> = list
+            .split(',')
+            .map(|label| label.trim().trim_matches('`'))
+            .collect();
+        assert_eq!(listed, MetricLabel::all());
     }
 
     #[test]

@@ -888,6 +888,19 @@ async fn one_client_cannot_run_unlimited_searches() {
         )
         .await;
     assert_eq!(asked.status, StatusCode::TOO_MANY_REQUESTS);
+    // Posted questions too, refused before their body is read.
+    let posted = server
+        .send(
+            Method::POST,
+            "/ask",
+            &[
+                ("content-type", "application/json"),
+                ("x-forwarded-for", "198.51.100.1"),
+            ],
+            r#"{"query": "calibration"}"#,
+        )
+        .await;
+    assert_eq!(posted.status, StatusCode::TOO_MANY_REQUESTS);
     assert!(refused["result"]["content"][0]["text"]
         .as_str()
         .unwrap()

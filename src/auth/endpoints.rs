@@ -31,11 +31,11 @@ use crate::clock::{rfc3339, unix_seconds};
 use crate::config::{AuthPolicy, BaseUrl, CLIENT_CREDENTIALS_GRANT, JWT_BEARER_GRANT};
 use crate::paths;
 
-/// Largest request body the auth endpoints read.
 /// Registration types that present an assertion from another issuer (AUTH.md's
 /// `identity_assertion`, the ID-JAG profile): none is trusted here.
 const ASSERTION_TYPES: [&str; 2] = ["identity_assertion", "id_jag"];
 
+/// Largest request body the auth endpoints read.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
 /// A finished answer from the auth core, not yet an HTTP response.

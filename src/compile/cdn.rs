@@ -7,7 +7,8 @@
 //!   So the rule count stays small however many pages there are.
 //! - `_redirects`: a same-site rewrite for the protected-resource document (a file cannot
 //!   also be the directory holding `…/mcp`), and with `--origin-url` proxy rules sending
-//!   `/agent/*`, `/oauth2/*`, `/api/*` and `/mcp` to the dynamic core (Netlify syntax).
+//!   `/agent/*`, `/oauth2/*`, `/api/*` and the other paths the endpoint table answers per
+//!   request (`/mcp`, `/ask`) to the dynamic core (Netlify syntax).
 //! - `_routes.json` and `_worker.js` (Cloudflare Pages, whose `_redirects` cannot proxy to
 //!   another host): only the rewrite and, with `--origin-url`, the dynamic paths run the
 //!   worker.

@@ -260,11 +260,6 @@ impl Prepared {
         prepared
     }
 
-    /// The read model these answers come from.
-    pub fn model(&self) -> &ReadModel {
-        &self.model
-    }
-
     /// The prepared result of calling the tool at `position` in [`TOOLS`] with
     /// `arguments`, if it was prepared.
     pub(super) fn prepared_call(

@@ -67,19 +67,34 @@ pub(crate) struct AskResult {
     schema_object: Value,
 }
 
-/// Whether the client asked for server-sent events: `streaming=true` (or `1`), or
-/// `Accept: text/event-stream`.
+/// Whether the client asked for server-sent events: `streaming=true` (or `1`) or `false`
+/// (or `0`) decides; without it, an `Accept` that names `text/event-stream` with a quality
+/// above 0.
 fn wants_events(streaming: Option<&str>, headers: &HeaderMap) -> Result<bool, Refusal> {
-    let accepts_events = headers.get_all(ACCEPT).iter().any(|value| {
-        value
-            .to_str()
-            .is_ok_and(|text| text.to_ascii_lowercase().contains("text/event-stream"))
-    });
     match streaming {
-        None | Some("false" | "0") => Ok(accepts_events),
         Some("true" | "1") => Ok(true),
+        Some("false" | "0") => Ok(false),
         Some(_) => Err(bad_request("`streaming` is `true` or `false`")),
+        None => Ok(headers
+            .get_all(ACCEPT)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(','))
+            .any(accepts_events)),
     }
+}
+
+/// Whether one `Accept` range is `text/event-stream` with a quality above 0.
+fn accepts_events(range: &str) -> bool {
+    let mut parts = range.split(';').map(str::trim);
+    let media_type = parts.next().unwrap_or_default();
+    if !media_type.eq_ignore_ascii_case("text/event-stream") {
+        return false;
+    }
+    parts
+        .filter_map(|parameter| parameter.split_once('='))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("q"))
+        .is_none_or(|(_, quality)| quality.trim().parse::<f32>().is_ok_and(|q| q > 0.0))
 }
 
 /// The answer to `GET /ask?query=…`, as JSON or as server-sent events.
@@ -89,6 +104,8 @@ pub(crate) fn ask(
     headers: &HeaderMap,
 ) -> Result<Artifact, Refusal> {
     let query = parse(query)?;
+    // Every parameter is checked before the search runs.
+    let streamed = wants_events(query.get("streaming"), headers)?;
     let text = query.get("query").map(str::trim).unwrap_or_default();
     if text.chars().count() > MAX_SEARCH_CHARS {
         return Err(bad_request(format!(
@@ -139,7 +156,7 @@ pub(crate) fn ask(
         query_id,
         results,
     };
-    let artifact = if wants_events(query.get("streaming"), headers)? {
+    let artifact = if streamed {
         Artifact::new(
             paths::ASK,
             "text/event-stream",
@@ -328,6 +345,38 @@ mod tests {
                 .status,
             400
         );
+    }
+
+    #[test]
+    fn the_streaming_parameter_decides_then_accept() {
+        let accept = |value: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(ACCEPT, HeaderValue::from_static(value));
+            headers
+        };
+        for (streaming, headers, events) in [
+            (None, HeaderMap::new(), false),
+            (None, accept("text/event-stream"), true),
+            (None, accept("application/json, text/event-stream"), true),
+            (
+                None,
+                accept("text/event-stream;q=0, application/json"),
+                false,
+            ),
+            (None, accept("Text/Event-Stream ; q=0.5"), true),
+            (
+                Some("false"),
+                accept("application/json, text/event-stream"),
+                false,
+            ),
+            (Some("1"), HeaderMap::new(), true),
+        ] {
+            assert_eq!(
+                wants_events(streaming, &headers).unwrap(),
+                events,
+                "{streaming:?} {headers:?}"
+            );
+        }
     }
 
     #[test]

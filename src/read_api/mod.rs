@@ -9,8 +9,10 @@
 //! 304, HEAD, CORS).
 
 mod ask;
+pub mod posted;
 
 pub(crate) use ask::{ask, AskAnswer};
+pub use posted::{posted_query, MAX_POSTED_BYTES};
 
 use hyper::header::LINK;
 use hyper::StatusCode;
@@ -29,7 +31,7 @@ const JSON: &str = "application/json";
 
 /// A refused request: status, error code and what to do instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Refusal {
+pub struct Refusal {
     pub status: StatusCode,
     pub code: &'static str,
     pub description: String,

@@ -40,6 +40,9 @@ pub(super) enum BodyError {
 /// the 413 instead of a reset connection.
 const DRAIN_LIMIT: usize = 4 * 1024 * 1024;
 
+/// The most a body reservation takes before any of the body has arrived.
+const INITIAL_BODY_CAPACITY: u64 = 16 * 1024;
+
 /// Reads a body of at most `limit` bytes within `timeout`, however slowly it is sent.
 pub(super) async fn read_body<B: RequestBody>(
     headers: &HeaderMap,
@@ -62,7 +65,10 @@ pub(super) async fn read_body<B: RequestBody>(
         }
         return Err(BodyError::TooLarge);
     }
-    let mut collected = Vec::with_capacity(declared.unwrap_or(0) as usize);
+    // Memory follows what arrives, not what is announced: a client that declares 1 MiB and
+    // sends a byte holds a byte (plus this first reservation).
+    let mut collected =
+        Vec::with_capacity(declared.unwrap_or(0).min(INITIAL_BODY_CAPACITY) as usize);
     loop {
         let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
             Err(_) => return Err(BodyError::TimedOut),

@@ -30,6 +30,12 @@ pub(super) async fn mcp_unauthorized<B: RequestBody>(
     description: &'static str,
 ) -> Response<Body> {
     let (parts, body) = request.into_parts();
+    // Its body takes a turn like any other, so bad tokens cannot read more bodies at once
+    // on one connection than good ones.
+    let _reading = match body_turn(&parts).await {
+        Ok(turn) => turn,
+        Err(gone) => return gone,
+    };
     let id = read_body(
         &parts.headers,
         body,

@@ -294,14 +294,14 @@ fn answer(
     let started = std::time::Instant::now();
     let line = RequestLine::start(app.access_log, &app.proxies, peer, &request);
     match router::route(app, peer, request) {
-        (Routed::Answered(response), route) => Either::Left(std::future::ready(record(
-            app, route, started, line, response,
+        (Routed::Answered(response), label) => Either::Left(std::future::ready(record(
+            app, label, started, line, response,
         ))),
-        (Routed::Waiting(waiting), route) => {
+        (Routed::Waiting(waiting), label) => {
             let app = Arc::clone(app);
             Either::Right(Box::pin(async move {
                 let response = router::answer_waiting(&app, peer, waiting).await;
-                record(&app, route, started, line, response)
+                record(&app, label, started, line, response)
             }))
         }
     }
@@ -310,14 +310,14 @@ fn answer(
 /// Counts a finished request in the metrics and writes its access line.
 fn record(
     app: &App,
-    route: crate::routes::MetricLabel,
+    label: crate::routes::MetricLabel,
     started: std::time::Instant,
     line: Option<RequestLine>,
     response: hyper::Response<reply::Body>,
 ) -> hyper::Response<reply::Body> {
     let elapsed = started.elapsed();
     app.metrics
-        .record(route, response.status().as_u16(), elapsed);
+        .record(label, response.status().as_u16(), elapsed);
     if let Some(line) = line {
         line.finish(&response, elapsed);
     }

@@ -28,8 +28,8 @@ use crate::auth::bearer::{self, Presented};
 use crate::auth::endpoints::{self, Admitted, Answer, Minting, PostRequest, MAX_BODY_BYTES};
 use crate::auth::form;
 use crate::query;
-use crate::read_api::Refusal;
-use crate::routes::{self, AnsweredBy, Core, MetricLabel, Route};
+use crate::read_api::{self, Refusal};
+use crate::routes::{self, AnsweredBy, Computed, Core, MetricLabel, Route};
 
 /// True when `Accept` names `text/markdown` and likes it at least as much as `text/html`
 /// (a wildcard alone keeps the HTML: browsers send `*/*`).
@@ -53,16 +53,25 @@ pub(super) enum Routed<B> {
     Waiting(Waiting<B>),
 }
 
+/// What a waiting request waits for.
+#[derive(Clone, Copy)]
+enum WaitFor {
+    /// An endpoint of the dynamic core.
+    Core(Core),
+    /// A computed read whose parameters come in the POST body.
+    PostedRead(Computed),
+}
+
 /// A request routed to an endpoint whose answer waits.
 pub(super) struct Waiting<B> {
     request: Request<B>,
-    core: Core,
+    wait_for: WaitFor,
     /// A bad token on `/mcp`, answered as a JSON-RPC error once the body gives its id.
     unauthorized: Option<&'static str>,
 }
 
-/// Routes one request as far as it goes without waiting, and says which route it took (for
-/// the metrics; returned beside the response rather than in its extensions, which would
+/// Routes one request as far as it goes without waiting, and says which label it counts
+/// under (for the metrics; returned beside the response rather than in its extensions, which would
 /// cost two allocations a request). Synchronous, so that answering a document needs no
 /// future of the router's size: the waiting part is [`answer_waiting`].
 pub(super) fn route<B>(
@@ -73,9 +82,12 @@ pub(super) fn route<B>(
     let mut label = None;
     let routed = match decide(app, peer, &request, &mut label) {
         Decision::Answer(response) => Routed::Answered(reply::finish(response)),
-        Decision::Wait { core, unauthorized } => Routed::Waiting(Waiting {
+        Decision::Wait {
+            wait_for,
+            unauthorized,
+        } => Routed::Waiting(Waiting {
             request,
-            core,
+            wait_for,
             unauthorized,
         }),
     };
@@ -99,8 +111,8 @@ async fn handle<B: RequestBody>(
     request: Request<B>,
 ) -> (Response<Body>, MetricLabel) {
     match route(app, peer, request) {
-        (Routed::Answered(response), route) => (response, route),
-        (Routed::Waiting(waiting), route) => (answer_waiting(app, peer, waiting).await, route),
+        (Routed::Answered(response), label) => (response, label),
+        (Routed::Waiting(waiting), label) => (answer_waiting(app, peer, waiting).await, label),
     }
 }
 
@@ -133,7 +145,7 @@ enum Decision {
     Answer(Response<Body>),
     /// The endpoint's answer waits (and on `/mcp`, the token was refused for this reason).
     Wait {
-        core: Core,
+        wait_for: WaitFor,
         unauthorized: Option<&'static str>,
     },
 }
@@ -255,6 +267,13 @@ fn decide<B>(
                 return Decision::Answer(too_many_searches(wait));
             }
         }
+        // The parameters are in the body, which is read in `answer_waiting`.
+        if method == Method::POST {
+            return Decision::Wait {
+                wait_for: WaitFor::PostedRead(computed),
+                unauthorized,
+            };
+        }
         return Decision::Answer(computed_answer(
             (computed.read)(&live.model, query, request.headers()),
             request.headers(),
@@ -282,9 +301,10 @@ fn decide<B>(
             Decision::Answer(endpoints::authorize(wants_html, &app.config.base_url).into_response())
         }
         Core::Claim => Decision::Answer(endpoints::claim().into_response()),
-        Core::Register | Core::Token | Core::Revoke | Core::Mcp => {
-            Decision::Wait { core, unauthorized }
-        }
+        Core::Register | Core::Token | Core::Revoke | Core::Mcp => Decision::Wait {
+            wait_for: WaitFor::Core(core),
+            unauthorized,
+        },
     }
 }
 
@@ -296,14 +316,61 @@ pub(super) async fn answer_waiting<B: RequestBody>(
 ) -> Response<Body> {
     let Waiting {
         request,
-        core,
+        wait_for,
         unauthorized,
     } = waiting;
-    let response = match unauthorized {
-        Some(description) => mcp_unauthorized(app, request, description).await,
-        None => answer_later(app, peer, request, core).await,
+    let response = match (unauthorized, wait_for) {
+        (Some(description), _) => mcp_unauthorized(app, request, description).await,
+        (None, WaitFor::Core(core)) => answer_later(app, peer, request, core).await,
+        (None, WaitFor::PostedRead(computed)) => posted_read(app, request, computed).await,
     };
     reply::finish(response)
+}
+
+/// A computed read whose parameters are a form or JSON body (NLWeb clients POST to
+/// `/ask`): the body, bounded like every body, becomes the query string the read takes.
+async fn posted_read<B: RequestBody>(
+    app: &App,
+    request: Request<B>,
+    computed: Computed,
+) -> Response<Body> {
+    let (parts, body) = request.into_parts();
+    let _reading = match body_turn(&parts).await {
+        Ok(turn) => turn,
+        Err(gone) => return gone,
+    };
+    let timeout = app.connections.body_timeout;
+    let body = match read_body(&parts.headers, body, read_api::MAX_POSTED_BYTES, timeout).await {
+        Ok(body) => body,
+        Err(BodyError::TooLarge) => {
+            return reply::error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "request_too_large",
+                &format!("the body is over {} bytes", read_api::MAX_POSTED_BYTES),
+            )
+        }
+        Err(BodyError::TimedOut) => return body_timeout(timeout),
+        Err(BodyError::Unreadable) => {
+            return reply::error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "the request body could not be read",
+            )
+        }
+    };
+    let query = match read_api::posted_query(single_header(&parts.headers, CONTENT_TYPE), &body) {
+        Ok(query) => query,
+        Err(refusal) => return reply::error(refusal.status, refusal.code, &refusal.description),
+    };
+    // The same bounds as a query string in a URL.
+    if let Err(refused) = query::check_size(Some(&query)) {
+        return reply::error(refused.status(), "invalid_request", &refused.to_string());
+    }
+    let live = app.live();
+    computed_answer(
+        (computed.read)(&live.model, Some(&query), &parts.headers),
+        &parts.headers,
+    )
 }
 
 async fn answer_later<B: RequestBody>(
@@ -446,7 +513,6 @@ fn preflight(route: &Route) -> Response<Body> {
     response
 }
 
-/// `None` when the request may proceed: no token, or a valid one.
 /// Why a request's bearer credentials are refused.
 enum BearerRefusal {
     /// A 401 with this description.

@@ -52,3 +52,19 @@ def test_ask_streams_the_same_answer_as_server_sent_events(server):
     assert names[0] == "begin-nlweb-response" and names[-1] == "end-nlweb-response", names
     streamed = [result for name, data in events if name == "result" for result in data["results"]]
     assert streamed == whole["results"]
+
+
+def test_ask_takes_its_parameters_posted_as_json_or_a_form(server):
+    whole = requests.get(server.base + "/ask", params={"query": "careers", "query_id": "q"}, timeout=10).json()
+    for body in [
+        {"json": {"query": "careers", "query_id": "q", "prev": ["about"]}},
+        {"json": {"query": {"text": "careers"}, "query_id": "q", "meta": {"version": "0.54"}}},
+        {"data": {"query": "careers", "query_id": "q"}},
+    ]:
+        response = requests.post(server.base + "/ask", timeout=10, **body)
+        assert response.status_code == 200, (body, response.text)
+        assert response.json() == whole, body
+    wrong = requests.post(server.base + "/ask", json={"query": 5}, timeout=10)
+    assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_request"
+    large = requests.post(server.base + "/ask", json={"query": "x" * 20_000}, timeout=10)
+    assert large.status_code == 413

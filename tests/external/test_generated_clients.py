@@ -53,10 +53,14 @@ def test_openapi_python_client_reads_every_get_endpoint(server, tmp_path):
         for tag in pkgutil.iter_modules(api.__path__):
             tag_module = importlib.import_module(f"dossier_client.api.{tag.name}")
             for operation in pkgutil.iter_modules(tag_module.__path__):
-                module = importlib.import_module(f"dossier_client.api.{tag.name}.{operation.name}")
-                source = inspect.getsource(module)
+                # Only GET operations are imported: the generator writes the module of an
+                # operation with two body types (POST /ask) without an import it needs.
+                path = os.path.join(tag_module.__path__[0], operation.name + ".py")
+                with open(path) as file:
+                    source = file.read()
                 if '"method": "get"' not in source:
                     continue
+                module = importlib.import_module(f"dossier_client.api.{tag.name}.{operation.name}")
                 sync = module.sync_detailed
                 signature = inspect.signature(sync)
                 arguments = {

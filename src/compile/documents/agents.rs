@@ -341,6 +341,8 @@ fn ai_catalog(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
             "identifier": format!("urn:air:{host}:mcp:company-info"),
             "displayName": crate::mcp::server_title(&input.site.company),
             "type": SERVER_CARD_TYPE,
+            // The older name of `type`, which earlier readers look for.
+            "mediaType": SERVER_CARD_TYPE,
             "url": base.join(paths::MCP_SERVER_CARD),
             "description": format!("Public, read-only information about {company} over MCP."),
             "version": env!("CARGO_PKG_VERSION"),

@@ -1,5 +1,6 @@
 //! `/.well-known/api-catalog` (RFC 9727): a linkset (RFC 9264) pointing at the OpenAPI
-//! description, the documentation, the protected-resource metadata and the health check.
+//! description, the documentation, the protected-resource metadata and the health check of
+//! the read API, and at the description and documentation of NLWeb's `/ask`.
 
 use std::collections::BTreeMap;
 

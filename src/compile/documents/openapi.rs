@@ -186,6 +186,61 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
         parameters.push(json!({"name": "site", "in": "query", "required": false, "description": "Accepted; the site is always this one.", "schema": {"type": "string"}}));
         parameters.push(json!({"name": "prev", "in": "query", "required": false, "description": "Earlier queries of the conversation; accepted, not used.", "schema": {"type": "string"}}));
     }
+    // NLWeb clients POST the same parameters as a form or a JSON object.
+    let text = json!({"type": "string"});
+    let posted = json!({
+        "type": "object",
+        "properties": {
+            "query": {"oneOf": [
+                {"type": "string", "maxLength": MAX_SEARCH_CHARS},
+                {"type": "object", "properties": {"text": {"type": "string", "maxLength": MAX_SEARCH_CHARS}}, "required": ["text"]}
+            ]},
+            "mode": text, "generate_mode": text, "site": text, "query_id": text,
+            "streaming": {"type": "string", "enum": ["true", "false", "1", "0"]},
+            "prev": {"oneOf": [text, {"type": "array", "items": text}]}
+        }
+    });
+    let mut ask_post = ask_get["get"].clone();
+    if let Some(operation) = ask_post.as_object_mut() {
+        operation.insert("operationId".into(), "askPost".into());
+        operation.insert(
+            "summary".into(),
+            "NLWeb: the same question, its parameters in the body".into(),
+        );
+        operation.remove("parameters");
+        operation.insert("requestBody".into(), json!({
+            "required": true,
+            "content": {
+                "application/json": {"schema": posted},
+                "application/x-www-form-urlencoded": {"schema": {
+                    "type": "object",
+                    "properties": {
+                        "query": {"type": "string", "maxLength": MAX_SEARCH_CHARS},
+                        "mode": text, "generate_mode": text, "site": text, "query_id": text, "prev": text,
+                        "streaming": {"type": "string", "enum": ["true", "false", "1", "0"]}
+                    }
+                }}
+            }
+        }));
+        if let Some(responses) = operation
+            .get_mut("responses")
+            .and_then(Value::as_object_mut)
+        {
+            responses.remove("304");
+            responses.insert(
+                "413".into(),
+                error_response(&format!(
+                    "`request_too_large`: bodies are limited to {} bytes.",
+                    crate::read_api::MAX_POSTED_BYTES
+                )),
+            );
+            responses.insert(
+                "415".into(),
+                error_response("The body is neither JSON nor a form."),
+            );
+        }
+    }
+    ask_get["post"] = ask_post;
 
     let metadata = |operation_id: &str, summary: &str| {
         document_get(

@@ -13,8 +13,14 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Text<const MAX: usize>(String);
 
-/// An id or slug argument: any non-empty text (unknown ids are answered with the known ones).
-pub(crate) type Id = Text<{ usize::MAX }>;
+/// The longest id, slug or cursor argument: far beyond any real one (ids are short words,
+/// cursors a few dozen characters), and small enough that a call that quotes it back in an
+/// error costs nothing.
+pub(crate) const MAX_ID_CHARS: usize = 1000;
+
+/// An id, slug or cursor argument: non-empty text (unknown ids are answered with the known
+/// ones).
+pub(crate) type Id = Text<MAX_ID_CHARS>;
 
 impl<const MAX: usize> Text<MAX> {
     pub(crate) fn as_str(&self) -> &str {

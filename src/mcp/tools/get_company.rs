@@ -15,7 +15,7 @@ impl Tool for GetCompany {
     type Answer<'a> = CompanyDocument<'a>;
     const NAME: &'static str = "get_company";
     const TITLE: &'static str = "Get everything about the company";
-    const USE_FOR: &'static str = "get_company for the whole record";
+    const USE_FOR: &'static str = "for the whole record";
 
     fn description(company: &str) -> String {
         format!("Returns the public record of {company}: company facts, profile and contact, every division, and its pages listed with slug, title, summary and URL (the first {DEFAULT_LIMIT}; continue with list_pages and nextCursor). Same data as GET /api/company. Read a page's text with get_page.")

@@ -36,7 +36,7 @@ impl Tool for GetDivision {
     type Answer<'a> = DivisionDocument<'a>;
     const NAME: &'static str = "get_division";
     const TITLE: &'static str = "Get one division";
-    const USE_FOR: &'static str = "get_division for one of them";
+    const USE_FOR: &'static str = "for one of them";
 
     fn description(_: &str) -> String {
         format!("Returns one division in full (description, lead, locations, contact), its URL, and the pages that belong to it (the first {DEFAULT_LIMIT}; list_pages with division_id gives the rest).")

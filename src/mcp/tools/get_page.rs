@@ -22,7 +22,7 @@ impl Tool for GetPage {
     type Answer<'a> = PageDocument<'a>;
     const NAME: &'static str = "get_page";
     const TITLE: &'static str = "Get one page";
-    const USE_FOR: &'static str = "get_page for one page's text";
+    const USE_FOR: &'static str = "for one page's text";
 
     fn description(_: &str) -> String {
         "Returns one page with its full Markdown text and its URL (to cite), by slug (from list_pages or search_company_info).".to_string()

@@ -122,7 +122,7 @@ impl Tool for ListContacts {
     type Answer<'a> = ContactList<'a>;
     const NAME: &'static str = "list_contacts";
     const TITLE: &'static str = "List contacts";
-    const USE_FOR: &'static str = "list_contacts for whom to reach";
+    const USE_FOR: &'static str = "for whom to reach";
 
     fn description(company: &str) -> String {
         format!("Lists how to reach {company}: the company's own contact, each division's and each page's (press, careers, security, ...), with email, phone, web and address where known, and the URL of where it is published. Optionally only one division's; {DEFAULT_LIMIT} at a time (pass nextCursor back as cursor for more).")

@@ -45,7 +45,7 @@ impl Tool for ListDivisions {
     type Answer<'a> = DivisionList<'a>;
     const NAME: &'static str = "list_divisions";
     const TITLE: &'static str = "List divisions";
-    const USE_FOR: &'static str = "list_divisions to see the business units";
+    const USE_FOR: &'static str = "to see the business units";
 
     fn description(company: &str) -> String {
         format!("Lists the divisions (business units) of {company} with id, name and a one-line summary. Use the ids with get_division, list_pages or list_contacts.")

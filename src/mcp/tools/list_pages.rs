@@ -49,7 +49,7 @@ impl Tool for ListPages {
     type Answer<'a> = PageList<'a>;
     const NAME: &'static str = "list_pages";
     const TITLE: &'static str = "List pages";
-    const USE_FOR: &'static str = "list_pages to see the pages";
+    const USE_FOR: &'static str = "to see the pages";
 
     fn description(company: &str) -> String {
         format!("Lists the published pages of {company} (about, history, careers, press, ...) with slug, title, summary and URL, optionally only those of one division, {DEFAULT_LIMIT} at a time (pass nextCursor back as cursor for more). Read one with get_page.")

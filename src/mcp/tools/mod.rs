@@ -49,8 +49,8 @@ pub(crate) trait Tool: Sync + 'static {
     /// The name clients call it by.
     const NAME: &'static str;
     const TITLE: &'static str;
-    /// The clause this tool adds to the server's instructions, for example
-    /// "get_page for one page's text".
+    /// What the server's instructions say the tool is for, after its name: for example
+    /// "for one page's text" makes "get_page for one page's text".
     const USE_FOR: &'static str;
     /// Whether each call is computed per request rather than prepared: such calls are
     /// counted against the caller's share (`--search-rate-limit`).
@@ -88,7 +88,8 @@ pub(crate) static TOOLS: [&dyn Registered; 7] = [
 pub(crate) trait Registered: Sync {
     fn name(&self) -> &'static str;
     fn rate_limited(&self) -> bool;
-    fn use_for(&self) -> &'static str;
+    /// The clause the tool adds to the server's instructions: its name, then what it is for.
+    fn instruction(&self) -> String;
     /// The `tools/list` entry.
     fn definition(&self, company: &str) -> Value;
     fn input_schema(&self) -> Value;
@@ -112,8 +113,8 @@ impl<T: Tool> Registered for T {
         T::RATE_LIMITED
     }
 
-    fn use_for(&self) -> &'static str {
-        T::USE_FOR
+    fn instruction(&self) -> String {
+        format!("{} {}", T::NAME, T::USE_FOR)
     }
 
     fn definition(&self, company: &str) -> Value {
@@ -184,8 +185,10 @@ pub(crate) fn definitions(company: &str) -> Vec<Value> {
 
 /// The server's instructions, which name every tool and what it is for.
 pub(crate) fn instructions(company: &str) -> String {
-    let clauses: Vec<&str> = TOOLS.iter().map(|tool| tool.use_for()).collect();
-    let (last, rest) = clauses.split_last().unwrap_or((&"", &[]));
+    let clauses: Vec<String> = TOOLS.iter().map(|tool| tool.instruction()).collect();
+    let Some((last, rest)) = clauses.split_last() else {
+        return format!("Public, read-only information about {company}.");
+    };
     format!(
         "Public, read-only information about {company}. Call {}, and {last}. The same data is available as company:// resources. No authentication is needed.",
         rest.join(", ")
@@ -447,6 +450,12 @@ mod tests {
                 "must be an integer from 1 to 1000",
             ),
             (
+                "ids are bounded",
+                "get_division",
+                json!({"division_id": "x".repeat(arguments::MAX_ID_CHARS + 1)}),
+                "argument `division_id` is longer than 1000 characters",
+            ),
+            (
                 "cursors are ours",
                 "list_pages",
                 json!({"cursor": "nope"}),
@@ -489,12 +498,11 @@ mod tests {
     fn the_instructions_name_every_tool_once() {
         let text = instructions("Acme");
         for tool in TOOLS {
-            assert_eq!(text.matches(tool.use_for()).count(), 1, "{text}");
+            assert_eq!(text.matches(&tool.instruction()).count(), 1, "{text}");
         }
-        assert!(
-            text.contains(", and search_company_info when unsure"),
-            "{text}"
-        );
+        // The last clause follows "and".
+        let last = TOOLS[TOOLS.len() - 1].instruction();
+        assert!(text.contains(&format!(", and {last}.")), "{text}");
     }
 
     #[test]

@@ -42,7 +42,7 @@ impl Tool for SearchCompanyInfo {
     type Answer<'a> = SearchAnswer<'a>;
     const NAME: &'static str = "search_company_info";
     const TITLE: &'static str = "Search company information";
-    const USE_FOR: &'static str = "search_company_info when unsure where an answer lives";
+    const USE_FOR: &'static str = "when unsure where an answer lives";
     const RATE_LIMITED: bool = true;
 
     fn description(company: &str) -> String {
