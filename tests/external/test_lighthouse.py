@@ -50,6 +50,13 @@ def test_lighthouse_scores_every_page_kind(server, path, tmp_path):
             audit = report["audits"][reference["id"]]
             if reference.get("weight", 0) > 0 and audit.get("score") not in (None, 1):
                 failures[reference["id"]] = (name, audit.get("title"), audit.get("details"))
+    # The agent-facing audits this test exists for ran and passed: `ard-schema` is
+    # Lighthouse's port of the ARD conformance test, run on the AI catalog; `llms-txt`
+    # fetches /llms.txt from the page (which the CSP must allow).
+    for audit in ["ard-schema", "llms-txt", "robots-txt"]:
+        assert audit in report["audits"], f"Lighthouse no longer runs {audit}"
+    for audit in ["ard-schema", "llms-txt"]:
+        assert report["audits"][audit]["score"] == 1, report["audits"][audit]
     unexpected = {key: value for key, value in failures.items() if key not in KNOWN_FAILURES}
     assert not unexpected, unexpected
     for audit, needle in KNOWN_FAILURES.items():
