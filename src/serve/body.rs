@@ -33,6 +33,31 @@ pub(super) enum BodyError {
     TooLarge,
     TimedOut,
     Unreadable,
+    /// The connection ended while the request waited for its turn (answer [`client_gone`]).
+    ClientGone,
+}
+
+/// A body read in its turn. The turn is held while the answer is made, so keep this alive
+/// until then.
+pub(super) struct Received {
+    pub bytes: Bytes,
+    _turn: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+/// Reads a request's body: first its turn (on HTTP/2, a few bodies of a connection are read
+/// at once), then at most `limit` bytes within `timeout`. The one way bodies are read, so
+/// no endpoint can read one outside its turn.
+pub(super) async fn read_in_turn<B: RequestBody>(
+    parts: &hyper::http::request::Parts,
+    body: B,
+    limit: usize,
+    timeout: Duration,
+) -> Result<Received, BodyError> {
+    let turn = body_turn(parts)
+        .await
+        .map_err(|ConnectionGone| BodyError::ClientGone)?;
+    let bytes = read_body(&parts.headers, body, limit, timeout).await?;
+    Ok(Received { bytes, _turn: turn })
 }
 
 /// After refusing an oversized body, up to this much more of it is read and thrown away, so a
@@ -44,7 +69,7 @@ const DRAIN_LIMIT: usize = 4 * 1024 * 1024;
 const INITIAL_BODY_CAPACITY: u64 = 16 * 1024;
 
 /// Reads a body of at most `limit` bytes within `timeout`, however slowly it is sent.
-pub(super) async fn read_body<B: RequestBody>(
+async fn read_body<B: RequestBody>(
     headers: &HeaderMap,
     body: B,
     limit: usize,
@@ -116,16 +141,13 @@ pub(super) fn body_timeout(timeout: Duration) -> Response<Body> {
 }
 
 /// On HTTP/2, a turn to read this request's body, held until its answer is made: a few
-/// bodies of a connection are read at once (see [`AnswerRoom::read_body`]). `Err` is the
-/// answer when the connection ended while the request waited.
-pub(super) async fn body_turn(
+/// bodies of a connection are read at once (see [`AnswerRoom::read_body`]). `Err` when the
+/// connection ended while the request waited.
+async fn body_turn(
     parts: &hyper::http::request::Parts,
-) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, Response<Body>> {
+) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, ConnectionGone> {
     match parts.extensions.get::<AnswerRoom>() {
-        Some(room) => room
-            .read_body()
-            .await
-            .map_err(|ConnectionGone| client_gone()),
+        Some(room) => room.read_body().await,
         None => Ok(None),
     }
 }

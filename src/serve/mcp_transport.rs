@@ -9,9 +9,7 @@ use bytes::Bytes;
 use hyper::header::{HeaderMap, HeaderName, ACCEPT, CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN};
 use hyper::{Request, Response, StatusCode};
 
-use super::body::{
-    body_timeout, body_turn, client_gone, read_body, single_header, BodyError, RequestBody,
-};
+use super::body::{body_timeout, client_gone, read_in_turn, single_header, BodyError, RequestBody};
 use super::connection::AnswerRoom;
 use super::reply::{self, Body};
 use super::{negotiate, App};
@@ -32,19 +30,18 @@ pub(super) async fn mcp_unauthorized<B: RequestBody>(
     let (parts, body) = request.into_parts();
     // Its body takes a turn like any other, so bad tokens cannot read more bodies at once
     // on one connection than good ones.
-    let _reading = match body_turn(&parts).await {
-        Ok(turn) => turn,
-        Err(gone) => return gone,
-    };
-    let id = read_body(
-        &parts.headers,
+    let received = read_in_turn(
+        &parts,
         body,
         MAX_MCP_BODY_BYTES,
         app.connections.body_timeout,
     )
-    .await
-    .ok()
-    .and_then(|body| jsonrpc::request_id(&body));
+    .await;
+    let id = match &received {
+        Err(BodyError::ClientGone) => return client_gone(),
+        Err(_) => None,
+        Ok(received) => jsonrpc::request_id(&received.bytes),
+    };
     let data = serde_json::json!({
         "error": "invalid_token",
         "error_description": description,
@@ -128,19 +125,16 @@ pub(super) async fn mcp_post<B: RequestBody>(
             "this server answers with application/json; include it in Accept",
         );
     }
-    let _reading = match body_turn(&parts).await {
-        Ok(turn) => turn,
-        Err(gone) => return gone,
-    };
-    let body = match read_body(
-        &parts.headers,
+    let received = match read_in_turn(
+        &parts,
         body,
         MAX_MCP_BODY_BYTES,
         app.connections.body_timeout,
     )
     .await
     {
-        Ok(body) => body,
+        Ok(received) => received,
+        Err(BodyError::ClientGone) => return client_gone(),
         Err(BodyError::TooLarge) => {
             return mcp_refusal(
                 StatusCode::PAYLOAD_TOO_LARGE,
@@ -175,7 +169,7 @@ pub(super) async fn mcp_post<B: RequestBody>(
     let answer = mcp::handle(
         &app.live().mcp,
         &headers,
-        &body,
+        &received.bytes,
         mcp::SearchBudget::new(&admit_search),
     );
     match answer.body {

@@ -19,7 +19,7 @@ use hyper::header::{
 };
 use hyper::{Method, Request, Response, StatusCode, Version};
 
-use super::body::{body_timeout, body_turn, read_body, single_header, BodyError, RequestBody};
+use super::body::{body_timeout, client_gone, read_in_turn, single_header, BodyError, RequestBody};
 use super::mcp_transport::{check_origin, mcp_post, mcp_unauthorized};
 use super::reply::{self, Body};
 use super::{negotiate, origin, statics, App};
@@ -335,13 +335,10 @@ async fn posted_read<B: RequestBody>(
     computed: Computed,
 ) -> Response<Body> {
     let (parts, body) = request.into_parts();
-    let _reading = match body_turn(&parts).await {
-        Ok(turn) => turn,
-        Err(gone) => return gone,
-    };
     let timeout = app.connections.body_timeout;
-    let body = match read_body(&parts.headers, body, read_api::MAX_POSTED_BYTES, timeout).await {
-        Ok(body) => body,
+    let received = match read_in_turn(&parts, body, read_api::MAX_POSTED_BYTES, timeout).await {
+        Ok(received) => received,
+        Err(BodyError::ClientGone) => return client_gone(),
         Err(BodyError::TooLarge) => {
             return reply::error(
                 StatusCode::PAYLOAD_TOO_LARGE,
@@ -358,7 +355,10 @@ async fn posted_read<B: RequestBody>(
             )
         }
     };
-    let query = match read_api::posted_query(single_header(&parts.headers, CONTENT_TYPE), &body) {
+    let query = match read_api::posted_query(
+        single_header(&parts.headers, CONTENT_TYPE),
+        &received.bytes,
+    ) {
         Ok(query) => query,
         Err(refusal) => return reply::error(refusal.status, refusal.code, &refusal.description),
     };
@@ -416,34 +416,25 @@ async fn with_body<B: RequestBody>(
     post: AuthPost,
 ) -> Response<Body> {
     let (parts, body) = request.into_parts();
-    let _reading = match body_turn(&parts).await {
-        Ok(turn) => turn,
-        Err(gone) => return gone,
-    };
-    let body = match read_body(
-        &parts.headers,
-        body,
-        MAX_BODY_BYTES,
-        app.connections.body_timeout,
-    )
-    .await
-    {
-        Ok(body) => body,
-        Err(BodyError::TooLarge) => return Answer::too_large().into_response(),
-        Err(BodyError::TimedOut) => return body_timeout(app.connections.body_timeout),
-        Err(BodyError::Unreadable) => {
-            return Answer::error(
-                StatusCode::BAD_REQUEST,
-                "invalid_request",
-                "the request body could not be read",
-            )
-            .into_response()
-        }
-    };
+    let received =
+        match read_in_turn(&parts, body, MAX_BODY_BYTES, app.connections.body_timeout).await {
+            Ok(received) => received,
+            Err(BodyError::ClientGone) => return client_gone(),
+            Err(BodyError::TooLarge) => return Answer::too_large().into_response(),
+            Err(BodyError::TimedOut) => return body_timeout(app.connections.body_timeout),
+            Err(BodyError::Unreadable) => {
+                return Answer::error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request",
+                    "the request body could not be read",
+                )
+                .into_response()
+            }
+        };
     let request = PostRequest {
         content_type: single_header(&parts.headers, CONTENT_TYPE),
         authorization: single_header(&parts.headers, AUTHORIZATION),
-        body: &body,
+        body: &received.bytes,
     };
     let now = app.clock.now();
     let answer = match post {
