@@ -113,6 +113,26 @@ const fn api_document(path: &'static str, schema: &'static str) -> Route {
     }
 }
 
+/// A read of the API computed per request (each one a search): its label is also the row's,
+/// since there is no document at its path.
+const fn searched(
+    path: &'static str,
+    read: fn(&ReadModel, Option<&str>, &HeaderMap) -> Result<Artifact, Refusal>,
+    metric: &'static str,
+    schema: &'static str,
+) -> Route {
+    Route {
+        answered_by: AnsweredBy::Computed(Computed {
+            read,
+            document_without_query: false,
+            rate_limited: true,
+            metric,
+        }),
+        metric,
+        ..api_document(path, schema)
+    }
+}
+
 /// An endpoint of the dynamic core.
 const fn core(
     path: &'static str,
@@ -185,37 +205,23 @@ pub(crate) static ROUTES: [Route; 39] = [
     },
     api_document("/api/divisions/{division_id}", "DivisionDocument"),
     api_document("/api/pages/{slug}", "PageDocument"),
-    Route {
-        answered_by: AnsweredBy::Computed(Computed {
-            read: |model, query, _| read_api::search(model, query),
-            document_without_query: false,
-            rate_limited: true,
-            metric: "search",
-        }),
-        metric: "search",
-        ..api_document(paths::API_SEARCH, "SearchResults")
-    },
+    searched(
+        paths::API_SEARCH,
+        |model, query, _| read_api::search(model, query),
+        "search",
+        "SearchResults",
+    ),
     Route {
         schema: Some("Health"),
         bearer: Some(paths::PROTECTED_RESOURCE),
         ..core(paths::API_HEALTH, READ, Core::Health, "health")
     },
-    // NLWeb: the search, in NLWeb's shape.
+    // NLWeb: the search, in NLWeb's shape, under the same protected resource as the read
+    // API (a token presented here is checked, one in the query string refused). NLWeb
+    // clients also POST their parameters.
     Route {
-        answered_by: AnsweredBy::Computed(Computed {
-            read: read_api::ask,
-            document_without_query: false,
-            rate_limited: true,
-            metric: "ask",
-        }),
-        metric: "ask",
         methods: READ_OR_POST,
-        // The same data as /api/search, under the same protected resource: a token presented
-        // here is checked, and one in the query string refused.
-        bearer: Some(paths::PROTECTED_RESOURCE),
-        dynamic_only: true,
-        schema: Some("AskAnswer"),
-        ..document(paths::ASK)
+        ..searched(paths::ASK, read_api::ask, "ask", "AskAnswer")
     },
     // The dynamic core.
     Route {

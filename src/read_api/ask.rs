@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::{bad_request, internal, parse, Refusal};
+use crate::compile::documents::pages::strip_nulls;
 use crate::compile::{Artifact, CachePolicy};
 use crate::listing::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_CHARS};
 use crate::paths;
@@ -258,20 +259,7 @@ fn result(model: &ReadModel, hit: Hit) -> AskResult {
         site: model.base().as_str().to_string(),
         score: hit.score,
         description: hit.snippet,
-        schema_object: without_nulls(schema_object),
-    }
-}
-
-/// `value` without the members that are `null` (schema.org leaves unknowns out).
-fn without_nulls(value: Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k, without_nulls(v)))
-                .collect(),
-        ),
-        other => other,
+        schema_object: strip_nulls(schema_object),
     }
 }
 

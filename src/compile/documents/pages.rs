@@ -363,7 +363,8 @@ pub fn script_safe_json(json: &str) -> String {
     out
 }
 
-fn strip_nulls(value: Value) -> Value {
+/// `value` without `null` members and empty lists (schema.org leaves unknowns out).
+pub(crate) fn strip_nulls(value: Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.into_iter()
