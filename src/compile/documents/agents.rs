@@ -359,7 +359,8 @@ fn ai_catalog(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
     .map_err(|e| CompileError::new("AI catalog", e))
 }
 
-/// Agent Skills discovery 0.2.0: auth.md, listed at both places it is served.
+/// Agent Skills discovery 0.2.0: the skill (front matter, then auth.md's instructions) and
+/// the index that lists it with the digest of those bytes.
 fn agent_skills(input: &CompileInput<'_>, auth_md: &[u8]) -> Result<[Artifact; 2], CompileError> {
     let description = format!(
         "How to register anonymously with {} and get a bearer token for its API and MCP server (optional: all data is public).",
