@@ -22,6 +22,7 @@ const LAYERS: &[&[&str]] = &[
         "query",
         "error_body",
         "parallel",
+        "suggest",
     ],
     // Content read into the site model; the auth core (keys, tokens, store).
     &["content", "auth"],
@@ -34,6 +35,7 @@ const LAYERS: &[&[&str]] = &[
         "read_model",
         "read_api",
         "routes",
+        "links",
         "mcp",
         "schema",
         "health",

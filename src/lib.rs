@@ -21,6 +21,7 @@ pub(crate) mod health;
 pub(crate) mod key_watch;
 #[cfg(test)]
 mod layering;
+pub(crate) mod links;
 pub(crate) mod listing;
 pub mod live;
 pub mod mcp;
@@ -35,3 +36,4 @@ pub(crate) mod schema;
 pub mod search;
 pub mod serve;
 pub mod spool;
+pub(crate) mod suggest;

@@ -1,11 +1,25 @@
 use std::process::ExitCode;
 
-use clap::Parser;
-use dossier::cli::{self, Cli, Command};
+use clap::{CommandFactory, FromArgMatches};
+use dossier::cli::{self, config_file, Cli, Command};
 use dossier::serve::access_log::AccessLog;
 
+/// The version and the commit it was built from (`build.rs`).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("DOSSIER_COMMIT"), ")");
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let argv = match config_file::apply(std::env::args_os().collect()) {
+        Ok(argv) => argv,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let matches = Cli::command().version(VERSION).get_matches_from(argv);
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
     let json_logs =
         matches!(&cli.command, Command::Serve(args) if args.access_log == AccessLog::Json);
     cli::init_logging(json_logs);
@@ -15,6 +29,9 @@ fn main() -> ExitCode {
         // runs the first worker and the background tasks.
         Command::Serve(args) => run(cli::serve(&args)),
         Command::Keys(command) => run(cli::keys(&command)),
+        Command::Init(args) => cli::init::init(&args),
+        Command::Check(args) => cli::check::check(&args),
+        Command::Schema(args) => cli::schema(&args),
     }
 }
 

@@ -505,15 +505,15 @@ mod tests {
         }
     }
 
-    /// The README's `/metrics` section lists the labels as they are.
+    /// The CLI reference's `/metrics` section lists the labels as they are.
     #[test]
-    fn the_readme_lists_every_metric_label() {
-        let readme = include_str!("../README.md");
+    fn the_cli_reference_lists_every_metric_label() {
+        let readme = include_str!("../docs/cli.md");
         let list = readme
             .split("dossier_requests_total{route,status}` (route: ")
             .nth(1)
             .and_then(|rest| rest.split(';').next())
-            .expect("the README's metrics section");
+            .expect("the metrics section of docs/cli.md");
         let listed: Vec<&str> = list
             .split(',')
             .map(|label| label.trim().trim_matches('`'))

@@ -279,3 +279,48 @@ mod tests {
 
 #[cfg(test)]
 mod contract;
+
+/// The schemas content is written against, as `dossier schema` writes them: each file's
+/// name and its schema. They are derived in deserialize mode from the same types that read
+/// the content, so what an editor accepts is what `dossier check` accepts (a few rules,
+/// such as the LEI check digits or that a page's division exists, only dossier can check).
+pub(crate) fn content_schemas() -> Vec<(&'static str, Value)> {
+    use crate::content::{Company, Division, PageFrontMatter};
+    let described = |mut schema: Value, title: &str, description: &str| {
+        if let Some(object) = schema.as_object_mut() {
+            object.insert(
+                "$schema".into(),
+                "https://json-schema.org/draft/2020-12/schema".into(),
+            );
+            object.insert("title".into(), title.into());
+            object.insert("description".into(), description.into());
+        }
+        schema
+    };
+    vec![
+        (
+            "company.schema.json",
+            described(
+                accepted::<Company>(),
+                "dossier company.json",
+                "content/company.json: the company itself.",
+            ),
+        ),
+        (
+            "division.schema.json",
+            described(
+                accepted::<Division>(),
+                "dossier division",
+                "content/divisions/<id>.json: one division.",
+            ),
+        ),
+        (
+            "page.schema.json",
+            described(
+                accepted::<PageFrontMatter>(),
+                "dossier page front matter",
+                "The TOML front matter of content/pages/<slug>.md, between the +++ lines.",
+            ),
+        ),
+    ]
+}

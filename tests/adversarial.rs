@@ -1,5 +1,5 @@
 //! The adversarial client suite: clients that misbehave on purpose, over real sockets, each
-//! crossing one row of the connection budget (README, "Connection budget"). A client that
+//! crossing one row of the connection budget (docs/operate.md, "Connection budget"). A client that
 //! stops reading, or holds HTTP/2 answers with a zero window, must lose its connection after
 //! the send timeout, and must not make the server hold more than one connection's queue of
 //! answers; a query past the bounds is refused before anything reads it.

@@ -79,7 +79,7 @@ async fn pages_for_people() {
     );
 
     let page = server.get("/careers", &[]).await.text();
-    assert!(page.contains("<h1>Careers</h1>"));
+    assert!(page.contains("<h1 id=\"careers\">Careers</h1>"));
     assert!(page.contains("<li>Firmware engineer, low-power embedded (Longmont)</li>"));
     assert!(page.contains("mailto:careers@cobaltridge.example"));
 

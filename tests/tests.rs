@@ -14,6 +14,7 @@ mod http_api;
 mod incremental;
 mod key_rotation;
 mod mcp_http;
+mod new_site;
 mod redis_store;
 mod reload;
 mod site;

@@ -11,7 +11,7 @@ use super::CompileError;
 use crate::content::read_regular_file;
 
 /// Every template, with its built-in text.
-const DEFAULTS: [(&str, &str); 8] = [
+pub const DEFAULTS: [(&str, &str); 8] = [
     ("auth.md", include_str!("../../templates/auth.md")),
     ("base.html", include_str!("../../templates/base.html")),
     ("contact.html", include_str!("../../templates/contact.html")),

@@ -27,9 +27,8 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 
 pub use error::{ContentError, ContentErrors};
-pub use model::{Company, Contact, Division, Page, Site};
+pub use model::{Company, Contact, Division, Page, PageFrontMatter, Site};
 
-use model::PageFrontMatter;
 use rules::Problems;
 use source::FieldLines;
 use unchanged::FileStamp;

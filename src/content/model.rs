@@ -27,6 +27,10 @@ pub struct Site {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Company {
+    /// The JSON Schema an editor checks this file against (`dossier schema` writes it);
+    /// read by editors, ignored by dossier.
+    #[serde(rename = "$schema", default, skip_serializing)]
+    pub schema: Option<String>,
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub legal_name: Option<String>,
@@ -280,6 +284,10 @@ pub struct Person {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Division {
+    /// The JSON Schema an editor checks this file against (`dossier schema` writes it);
+    /// read by editors, ignored by dossier.
+    #[serde(rename = "$schema", default, skip_serializing)]
+    pub schema: Option<String>,
     /// Stable identifier used in URLs and references; lowercase letters, digits and dashes.
     #[schemars(pattern(rules::ID_PATTERN))]
     pub id: String,
@@ -300,7 +308,7 @@ pub struct Division {
 }
 
 /// The front matter of `content/pages/<slug>.md`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PageFrontMatter {
     pub title: String,

@@ -25,11 +25,14 @@ use crate::paths;
 pub const HTML: &str = "text/html; charset=utf-8";
 pub const CSS: &str = "text/css; charset=utf-8";
 
+/// The Markdown extensions pages may use.
+pub const MARKDOWN_OPTIONS: Options = Options::ENABLE_TABLES.union(Options::ENABLE_STRIKETHROUGH);
+
 /// CommonMark to HTML. Raw HTML in the source is shown as text, never passed through, and
 /// only links and images that cannot run code keep their target (see [`is_safe_url`]); the
 /// others are rendered inert: a link becomes its text, an image its alt text.
 pub fn markdown_to_html(markdown: &str) -> String {
-    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
+    let options = MARKDOWN_OPTIONS;
     // Link and image ends must match their starts: a refused start hides its end too.
     let mut refused: Vec<bool> = Vec::new();
     let events = Parser::new_ext(markdown, options).filter_map(|event| match event {
@@ -45,9 +48,74 @@ pub fn markdown_to_html(markdown: &str) -> String {
         }
         other => Some(other),
     });
+    let mut events: Vec<Event<'_>> = events.collect();
+    // Headings get ids, so `/page#how-we-hire` lands on its heading.
+    let mut ids = HeadingIds::default();
+    for index in 0..events.len() {
+        if matches!(events[index], Event::Start(Tag::Heading { id: None, .. })) {
+            let next = ids.next(&heading_text(&events[index + 1..]));
+            if let Event::Start(Tag::Heading { id, .. }) = &mut events[index] {
+                *id = Some(next.into());
+            }
+        }
+    }
     let mut out = String::new();
-    html::push_html(&mut out, events);
+    html::push_html(&mut out, events.into_iter());
     out
+}
+
+/// The text of a heading whose start precedes `events`.
+fn heading_text(events: &[Event<'_>]) -> String {
+    let mut text = String::new();
+    for event in events {
+        match event {
+            Event::End(TagEnd::Heading(_)) => break,
+            Event::Text(part) | Event::Code(part) => text.push_str(part),
+            _ => {}
+        }
+    }
+    text
+}
+
+/// Heading ids as GitHub makes them: lowercase, letters, digits, `-` and `_` kept, spaces
+/// made `-`, the rest dropped; a repeated id gets `-1`, `-2`…
+#[derive(Default)]
+struct HeadingIds {
+    seen: std::collections::HashMap<String, usize>,
+}
+
+impl HeadingIds {
+    fn next(&mut self, text: &str) -> String {
+        let id: String = text
+            .trim()
+            .chars()
+            .flat_map(char::to_lowercase)
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect();
+        let count = self.seen.entry(id.clone()).or_insert(0);
+        let unique = if *count == 0 {
+            id
+        } else {
+            format!("{id}-{count}")
+        };
+        *count += 1;
+        unique
+    }
+}
+
+/// The ids [`markdown_to_html`] gives a page's headings, in order: the anchors a link into
+/// the page may name.
+pub fn heading_ids(markdown: &str) -> Vec<String> {
+    let mut ids = HeadingIds::default();
+    let events: Vec<Event<'_>> = Parser::new_ext(markdown, MARKDOWN_OPTIONS).collect();
+    (0..events.len())
+        .filter(|index| matches!(events[*index], Event::Start(Tag::Heading { .. })))
+        .map(|index| ids.next(&heading_text(&events[index + 1..])))
+        .collect()
 }
 
 /// Whether a link target in a page may become a live `href` / `src`: relative references,

@@ -1,5 +1,6 @@
-//! The command line: `dossier build` and `dossier serve`. Flags also read environment
-//! variables (`DOSSIER_*`), so the same binary configures from either.
+//! The command line: `dossier init`, `check`, `build`, `serve`, `keys` and `schema`. Flags
+//! also read environment variables (`DOSSIER_*`) and the site's `dossier.toml`
+//! ([`config_file`]), so the same binary configures from any of them.
 
 // Flag doc comments are also the `--help` text, where a URL is written bare.
 #![allow(rustdoc::bare_urls)]
@@ -10,6 +11,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
+
+pub mod check;
+pub mod config_file;
+pub mod init;
 use tokio::net::TcpListener;
 
 use crate::auth::endpoints::{AuthService, Limiter, RateLimits};
@@ -36,12 +41,20 @@ use crate::{key_watch, reload};
     about = "A public, read-only company information service for AI agents"
 )]
 pub struct Cli {
+    /// Read settings from this file instead of ./dossier.toml (keys are long flag names;
+    /// a flag or environment variable wins over the file).
+    #[arg(long, global = true, env = "DOSSIER_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Write a new site (dossier.toml, content/, schemas/) that `dossier check` accepts.
+    Init(init::InitArgs),
+    /// Validate the content and every internal link in the pages, writing nothing.
+    Check(check::CheckArgs),
     /// Compile content/ into build/: every response as a file, plus manifest.json.
     Build(BuildArgs),
     /// Serve the company from content/ (or a build/) with the dynamic core beside it.
@@ -49,6 +62,35 @@ pub enum Command {
     /// Show or rotate the signing keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Write the JSON Schemas of company.json, division files and page front matter, for
+    /// editors.
+    Schema(SchemaArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// The directory to write company.schema.json, division.schema.json and
+    /// page.schema.json into (created if missing).
+    #[arg(long, default_value = "schemas")]
+    pub out: PathBuf,
+}
+
+/// Writes the content schemas ([`crate::schema::content_schemas`]).
+pub fn schema(args: &SchemaArgs) -> ExitCode {
+    if let Err(error) = std::fs::create_dir_all(&args.out) {
+        eprintln!("error: {}: {error}", args.out.display());
+        return ExitCode::FAILURE;
+    }
+    for (file, schema) in crate::schema::content_schemas() {
+        let path = args.out.join(file);
+        let text = serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n";
+        if let Err(error) = std::fs::write(&path, text) {
+            eprintln!("error: {}: {error}", path.display());
+            return ExitCode::FAILURE;
+        }
+        println!("wrote {}", path.display());
+    }
+    ExitCode::SUCCESS
 }
 
 #[derive(Debug, Subcommand)]
@@ -259,7 +301,7 @@ fn config_for(base_url: BaseUrl, templates: &Path, compression: Compression) -> 
 }
 
 /// The site configuration, or the exit code to stop with (2: bad base URL).
-fn configure(
+pub(crate) fn configure(
     base_url: &str,
     templates: &Path,
     compression: Compression,
@@ -337,6 +379,11 @@ pub fn build(args: &BuildArgs) -> ExitCode {
     for warning in deployment_warnings(&config.base_url, origin_url.as_ref()) {
         eprintln!("warning: {warning}");
     }
+    // A broken link is the author's to fix, not a reason to keep the site down: a warning
+    // here, an error in `dossier check`.
+    for broken in crate::links::report(&site, &set, &args.content) {
+        eprintln!("warning: {broken}");
+    }
     ExitCode::SUCCESS
 }
 
@@ -356,7 +403,7 @@ fn deployment_warnings(base_url: &BaseUrl, origin: Option<&BaseUrl>) -> Vec<Stri
     warnings
 }
 
-fn report_load_error(error: &LoadError) {
+pub(crate) fn report_load_error(error: &LoadError) {
     match error {
         LoadError::Content(errors) => {
             for error in errors.iter() {
@@ -765,4 +812,51 @@ async fn shutdown_signal() {
         let _ = interrupt.await;
     }
     tracing::info!("shutting down");
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// docs/cli.md names every command, long flag and environment variable `--help` shows,
+    /// so the reference cannot fall behind the code.
+    #[test]
+    fn the_cli_reference_names_every_flag() {
+        let reference = include_str!("../../docs/cli.md");
+        let mut missing = Vec::new();
+        fn walk(command: &clap::Command, path: &str, reference: &str, missing: &mut Vec<String>) {
+            for argument in command.get_arguments() {
+                if let Some(long) = argument.get_long() {
+                    if !matches!(long, "help" | "version")
+                        && !reference.contains(&format!("`--{long}"))
+                        && !reference.contains(&format!("[--{long}"))
+                    {
+                        missing.push(format!("{path} --{long}"));
+                    }
+                }
+                if let Some(env) = argument.get_env() {
+                    let env = env.to_string_lossy();
+                    if !reference.contains(&format!("`{env}`")) {
+                        missing.push(format!("{path} {env}"));
+                    }
+                }
+            }
+            for sub in command.get_subcommands() {
+                let name = sub.get_name();
+                let full = format!("{path} {name}");
+                if name != "help"
+                    && !reference.contains(&full)
+                    && !reference.contains(&format!("{path} {name}|"))
+                    && !reference.contains(&format!("|{name} "))
+                {
+                    missing.push(full.clone());
+                }
+                walk(sub, &full, reference, missing);
+            }
+        }
+        walk(&Cli::command(), "dossier", reference, &mut missing);
+        assert!(missing.is_empty(), "not in docs/cli.md: {missing:?}");
+    }
 }
