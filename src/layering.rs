@@ -42,8 +42,8 @@ const LAYERS: &[&[&str]] = &[
     ],
     // One version being served, and where its bodies are kept.
     &["live", "spool"],
-    // The edges: HTTP, hot reload, key pick-up.
-    &["serve", "reload", "key_watch"],
+    // The edges: HTTP, hot reload, key pick-up, and the checker of deployments (a client).
+    &["serve", "reload", "key_watch", "doctor"],
     // Flags, startup, exit codes.
     &["cli"],
 ];

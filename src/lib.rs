@@ -16,6 +16,7 @@ pub mod clock;
 pub mod compile;
 pub mod config;
 pub mod content;
+pub mod doctor;
 pub(crate) mod error_body;
 pub(crate) mod health;
 pub(crate) mod key_watch;

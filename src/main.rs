@@ -32,6 +32,7 @@ fn main() -> ExitCode {
         Command::Init(args) => cli::init::init(&args),
         Command::Check(args) => cli::check::check(&args),
         Command::Schema(args) => cli::schema(&args),
+        Command::Doctor(args) => run(cli::doctor::doctor(&args)),
     }
 }
 

@@ -9,6 +9,7 @@ mod agent_standards;
 mod auth_flow;
 mod cli;
 mod content_errors;
+mod doctor;
 mod hardening;
 mod http_api;
 mod incremental;

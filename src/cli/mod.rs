@@ -1,4 +1,4 @@
-//! The command line: `dossier init`, `check`, `build`, `serve`, `keys` and `schema`. Flags
+//! The command line: `dossier init`, `check`, `build`, `serve`, `keys`, `schema` and `doctor`. Flags
 //! also read environment variables (`DOSSIER_*`) and the site's `dossier.toml`
 //! ([`config_file`]), so the same binary configures from any of them.
 
@@ -14,6 +14,7 @@ use clap::{Args, Parser, Subcommand};
 
 pub mod check;
 pub mod config_file;
+pub mod doctor;
 pub mod init;
 use tokio::net::TcpListener;
 
@@ -65,6 +66,8 @@ pub enum Command {
     /// Write the JSON Schemas of company.json, division files and page front matter, for
     /// editors.
     Schema(SchemaArgs),
+    /// Check a deployment as agents meet it: discovery, headers, the agent flow, MCP.
+    Doctor(doctor::DoctorArgs),
 }
 
 #[derive(Debug, Args)]

@@ -471,11 +471,17 @@ pub struct ServerProcess {
 }
 
 impl ServerProcess {
-    /// Starts `dossier serve --addr 127.0.0.1:0 <args>` and waits for its listening line.
+    /// Starts `dossier serve --addr 127.0.0.1:0 <args>` (unless `args` name an `--addr`) and
+    /// waits for its listening line.
     pub fn start(args: &[&str]) -> ServerProcess {
+        let any_port: &[&str] = if args.contains(&"--addr") {
+            &[]
+        } else {
+            &["--addr", "127.0.0.1:0"]
+        };
         let mut child = Command::new(env!("CARGO_BIN_EXE_dossier"))
             .arg("serve")
-            .args(["--addr", "127.0.0.1:0"])
+            .args(any_port)
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
