@@ -6,7 +6,8 @@
 //! `/mcp`…), and a `#fragment` must name a heading of the page it points at. These are
 //! checked against the compiled artifacts and the endpoint table rather than against a list
 //! of known paths, so a link is good exactly when a request for it would be. Links with a
-//! scheme (`https:`, `mailto:`) are external, and not fetched.
+//! scheme (`https:`, `mailto:`) are external: [`external_links`] lists the `http`/`https`
+//! ones for `check --external`, which fetches them; nothing else does.
 
 use crate::compile::documents::pages::{heading_ids, MARKDOWN_OPTIONS};
 use crate::compile::ArtifactSet;
@@ -162,6 +163,39 @@ fn check(
     ))
 }
 
+/// One `http` or `https` link of a page, to be fetched by `check --external`.
+pub(crate) struct ExternalLink {
+    /// The page it is in, by position in `Site::pages`.
+    pub page: usize,
+    pub body_line: usize,
+    /// The URL without its fragment (fragments never reach the server).
+    pub url: String,
+}
+
+/// Every `http` and `https` link of every page, in page order.
+pub(crate) fn external_links(site: &Site) -> Vec<ExternalLink> {
+    let mut found = Vec::new();
+    for (position, page) in site.pages.iter().enumerate() {
+        for link in links_in(&page.body_markdown) {
+            let lower = link.target.to_ascii_lowercase();
+            if lower.starts_with("http://") || lower.starts_with("https://") {
+                let url = link
+                    .target
+                    .split('#')
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
+                found.push(ExternalLink {
+                    page: position,
+                    body_line: link.body_line,
+                    url,
+                });
+            }
+        }
+    }
+    found
+}
+
 /// How many links (internal and external) a page's Markdown holds.
 pub(crate) fn count(markdown: &str) -> usize {
     links_in(markdown).len()
@@ -171,19 +205,32 @@ pub(crate) fn count(markdown: &str) -> usize {
 /// counted in the page's file (`content_dir/pages/…`), front matter included, as content
 /// errors count it.
 pub(crate) fn report(site: &Site, served: &ArtifactSet, content_dir: &Path) -> Vec<String> {
-    let broken = broken_links(site, served);
-    if broken.is_empty() {
+    let broken = broken_links(site, served)
+        .into_iter()
+        .map(|link| (link.page, link.body_line, link.message()))
+        .collect();
+    locate(site, content_dir, broken)
+}
+
+/// Messages about lines of pages (`(page position, body line, message)`) as
+/// `file:line: message`, ordered by file and line.
+pub(crate) fn locate(
+    site: &Site,
+    content_dir: &Path,
+    messages: Vec<(usize, usize, String)>,
+) -> Vec<String> {
+    if messages.is_empty() {
         return Vec::new();
     }
     let sources = page_sources(site, &content_dir.join("pages"));
-    let mut located: Vec<(String, usize, String)> = broken
+    let mut located: Vec<(String, usize, String)> = messages
         .into_iter()
-        .map(|link| {
-            let (file, before) = match &sources[link.page] {
+        .map(|(page, body_line, message)| {
+            let (file, before) = match &sources[page] {
                 Some((file, before)) => (file.display().to_string(), *before),
-                None => (format!("page {}", site.pages[link.page].slug), 0),
+                None => (format!("page {}", site.pages[page].slug), 0),
             };
-            (file, before + link.body_line, link.message())
+            (file, before + body_line, message)
         })
         .collect();
     located.sort();

@@ -227,3 +227,74 @@ fn a_broken_internal_link_is_an_error_in_check_and_a_warning_in_build() {
         "warning: content/pages/about.md:{line}: link: /no-such-page"
     )));
 }
+
+#[test]
+fn check_external_fetches_the_pages_links_only_when_asked() {
+    let parent = tempfile::tempdir().unwrap();
+    let site = init(parent.path());
+    // A real server for the external links: one file there, one path missing, and a port
+    // where nothing listens.
+    let files = parent.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    std::fs::write(files.join("ok.txt"), "ok").unwrap();
+    let port = crate::common::free_port();
+    let mut server = Command::new("python3")
+        .args([
+            "-u",
+            "-m",
+            "http.server",
+            "--bind",
+            "127.0.0.1",
+            "--directory",
+        ])
+        .arg(&files)
+        .arg(port.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let closed = crate::common::free_port();
+    let page = site.join("content/pages/about.md");
+    let mut markdown = std::fs::read_to_string(&page).unwrap();
+    markdown.push_str(&format!(
+        "\nSee [ok](http://127.0.0.1:{port}/ok.txt#top), [missing](http://127.0.0.1:{port}/missing)\nand [closed](http://127.0.0.1:{closed}/) and [ok again](http://127.0.0.1:{port}/ok.txt).\n"
+    ));
+    let line = markdown.lines().count() - 1;
+    std::fs::write(&page, markdown).unwrap();
+
+    let output = dossier_in(&site, &["check"], &[]);
+    assert!(
+        output.status.success(),
+        "not fetched by default: {}",
+        text(&output)
+    );
+
+    let output = dossier_in(&site, &["check", "--external"], &[]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("external: 3 URLs fetched: 1 ok, 0 redirected, 2 failed"),
+        "{stdout}"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "content/pages/about.md:{line}: external link: http://127.0.0.1:{port}/missing: 404 Not Found\n"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "content/pages/about.md:{}: external link: http://127.0.0.1:{closed}/: could not connect",
+            line + 1
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("error: 2 broken links"), "{stderr}");
+}

@@ -116,14 +116,13 @@ pub struct KeysArgs {
     pub store: Option<String>,
 }
 
+/// What `build` and `check` both read: the content, the origin its documents name, and the
+/// templates.
 #[derive(Debug, Args)]
-pub struct BuildArgs {
+pub struct SiteArgs {
     /// The content directory to compile.
     #[arg(long, env = "DOSSIER_CONTENT", default_value = "content")]
     pub content: PathBuf,
-    /// Where to write the build; replaced atomically.
-    #[arg(long, env = "DOSSIER_OUT", default_value = "build")]
-    pub out: PathBuf,
     /// The public origin the documents name, e.g. https://info.example.com (no trailing slash).
     #[arg(
         long,
@@ -131,12 +130,21 @@ pub struct BuildArgs {
         default_value = "http://127.0.0.1:8080"
     )]
     pub base_url: String,
+    /// Files here override the built-in templates (pages, style.css, auth.md); they must render.
+    #[arg(long, env = "DOSSIER_TEMPLATES", default_value = "templates")]
+    pub templates: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    #[command(flatten)]
+    pub site: SiteArgs,
+    /// Where to write the build; replaced atomically.
+    #[arg(long, env = "DOSSIER_OUT", default_value = "build")]
+    pub out: PathBuf,
     /// Directory holding the signing keys (created if missing); its public key goes into the JWKS.
     #[arg(long, env = "DOSSIER_STATE", default_value = ".dossier-state")]
     pub state: PathBuf,
-    /// Files here override the built-in templates (pages, style.css, auth.md).
-    #[arg(long, env = "DOSSIER_TEMPLATES", default_value = "templates")]
-    pub templates: PathBuf,
     /// Where the dynamic core runs when build/ is deployed to a CDN (e.g. https://core.example.com);
     /// the generated _redirects and _worker.js proxy /agent/*, /oauth2/*, /api/* and /mcp to it.
     #[arg(long, env = "DOSSIER_ORIGIN_URL")]
@@ -337,7 +345,7 @@ pub fn build(args: &BuildArgs) -> ExitCode {
     } else {
         Compression::Deferred
     };
-    let config = match configure(&args.base_url, &args.templates, compression) {
+    let config = match configure(&args.site.base_url, &args.site.templates, compression) {
         Ok(config) => config,
         Err(code) => return code,
     };
@@ -354,7 +362,7 @@ pub fn build(args: &BuildArgs) -> ExitCode {
         }
     };
     let started = std::time::Instant::now();
-    let (set, site) = match live::compile_content(&args.content, &config, &jwks) {
+    let (set, site) = match live::compile_content(&args.site.content, &config, &jwks) {
         Ok(compiled) => compiled,
         Err(error) => {
             report_load_error(&error);
@@ -384,7 +392,7 @@ pub fn build(args: &BuildArgs) -> ExitCode {
     }
     // A broken link is the author's to fix, not a reason to keep the site down: a warning
     // here, an error in `dossier check`.
-    for broken in crate::links::report(&site, &set, &args.content) {
+    for broken in crate::links::report(&site, &set, &args.site.content) {
         eprintln!("warning: {broken}");
     }
     ExitCode::SUCCESS

@@ -146,6 +146,23 @@ impl Client {
         headers: &[(&str, &str)],
         body: Bytes,
     ) -> Result<Response, HttpError> {
+        self.request(method, url, headers, body, true).await
+    }
+
+    /// Sends a bodiless request and keeps only the status and headers of the answer (its
+    /// body, however large, is not read): for checking that a link answers.
+    pub async fn status(&self, method: Method, url: &str) -> Result<Response, HttpError> {
+        self.request(method, url, &[], Bytes::new(), false).await
+    }
+
+    async fn request(
+        &self,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: Bytes,
+        read_body: bool,
+    ) -> Result<Response, HttpError> {
         let uri: Uri = url.parse().map_err(|_| HttpError::Url(url.to_string()))?;
         let https = match uri.scheme_str() {
             Some("https") => true,
@@ -234,6 +251,13 @@ impl Client {
                 Stream::Tls(stream) => exchange(TokioIo::new(*stream), request, deadline).await?,
             };
             let (parts, body) = response.into_parts();
+            if !read_body {
+                return Ok(Response {
+                    status: parts.status,
+                    headers: parts.headers,
+                    body: Bytes::new(),
+                });
+            }
             let body = Limited::new(body, self.limits.body_bytes)
                 .collect()
                 .await
