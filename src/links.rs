@@ -101,10 +101,18 @@ fn resolve<'a>(page_slug: &str, target: &'a str) -> (String, Option<&'a str>) {
     (format!("/{}", segments.join("/")), fragment)
 }
 
-/// Every internal link of every page that does not reach what it names.
-pub(crate) fn broken_links(site: &Site, served: &ArtifactSet) -> Vec<BrokenLink> {
+/// The internal links of the pages at `positions` (in `Site::pages`) that do not reach what
+/// they name.
+fn broken_links_in(
+    site: &Site,
+    served: &ArtifactSet,
+    positions: impl Iterator<Item = usize>,
+) -> Vec<BrokenLink> {
     let mut broken = Vec::new();
-    for (position, page) in site.pages.iter().enumerate() {
+    for position in positions {
+        let Some(page) = site.pages.get(position) else {
+            continue;
+        };
         for link in links_in(&page.body_markdown) {
             if is_external(&link.target) {
                 continue;
@@ -196,6 +204,21 @@ pub(crate) fn external_links(site: &Site) -> Vec<ExternalLink> {
     found
 }
 
+/// The positions in `now` of the pages that are new or whose Markdown changed since `before`.
+pub(crate) fn changed_pages(before: &Site, now: &Site) -> Vec<usize> {
+    let bodies: std::collections::HashMap<&str, &str> = before
+        .pages
+        .iter()
+        .map(|page| (page.slug.as_str(), page.body_markdown.as_str()))
+        .collect();
+    now.pages
+        .iter()
+        .enumerate()
+        .filter(|(_, page)| bodies.get(page.slug.as_str()) != Some(&page.body_markdown.as_str()))
+        .map(|(position, _)| position)
+        .collect()
+}
+
 /// How many links (internal and external) a page's Markdown holds.
 pub(crate) fn count(markdown: &str) -> usize {
     links_in(markdown).len()
@@ -205,7 +228,17 @@ pub(crate) fn count(markdown: &str) -> usize {
 /// counted in the page's file (`content_dir/pages/…`), front matter included, as content
 /// errors count it.
 pub(crate) fn report(site: &Site, served: &ArtifactSet, content_dir: &Path) -> Vec<String> {
-    let broken = broken_links(site, served)
+    report_pages(site, served, content_dir, 0..site.pages.len())
+}
+
+/// [`report`] for the pages at `positions` only: after an edit, the pages that changed.
+pub(crate) fn report_pages(
+    site: &Site,
+    served: &ArtifactSet,
+    content_dir: &Path,
+    positions: impl Iterator<Item = usize>,
+) -> Vec<String> {
+    let broken = broken_links_in(site, served, positions)
         .into_iter()
         .map(|link| (link.page, link.body_line, link.message()))
         .collect();

@@ -332,6 +332,18 @@ fn reload_files(
             let previous = current.artifacts.revision().to_string();
             let revision = version.artifacts.revision().to_string();
             let pages_reused = version.compiled.as_ref().map_or(0, |c| c.pages_reused());
+            // Links are checked in the pages that changed, so an edit costs what it changes;
+            // a link broken by removing its target shows in `dossier check` and at startup.
+            let broken = match live.source() {
+                crate::live::Source::Content(dir) => crate::links::report_pages(
+                    version.model.site(),
+                    &version.artifacts,
+                    dir,
+                    crate::links::changed_pages(current.model.site(), version.model.site())
+                        .into_iter(),
+                ),
+                crate::live::Source::Build(_) => Vec::new(),
+            };
             drop(current);
             live.install(version);
             tracing::info!(
@@ -345,6 +357,9 @@ fn reload_files(
             );
             if was_broken {
                 tracing::info!("the content errors reported earlier are fixed");
+            }
+            for line in broken {
+                tracing::warn!("{line}");
             }
         }
         Err(error) => {

@@ -298,3 +298,62 @@ fn check_external_fetches_the_pages_links_only_when_asked() {
     );
     assert!(stderr.contains("error: 2 broken links"), "{stderr}");
 }
+
+#[test]
+fn serve_warns_of_broken_links_at_startup_and_in_edited_pages() {
+    let parent = tempfile::tempdir().unwrap();
+    let site = init(parent.path());
+    let page = site.join("content/pages/about.md");
+    let mut markdown = std::fs::read_to_string(&page).unwrap();
+    markdown.push_str("\n[gone](/gone)\n");
+    let line = markdown.lines().count();
+    std::fs::write(&page, &markdown).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dossier"))
+        .current_dir(&site)
+        .args(["serve", "--addr", "127.0.0.1:0", "--access-log", "off"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (lines, received) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let wait_for = |wanted: &str| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match received.recv_timeout(left) {
+                Ok(line) if line.contains(wanted) => return line,
+                Ok(_) => continue,
+                Err(_) => panic!("no log line with {wanted:?}"),
+            }
+        }
+    };
+    let warning = wait_for("link: /gone");
+    assert!(warning.contains("WARN"), "{warning}");
+    assert!(
+        warning.contains(&format!(
+            "content/pages/about.md:{line}: link: /gone: nothing is served at this path"
+        )),
+        "{warning}"
+    );
+    wait_for("watching for changes");
+    markdown.push_str("[also gone](/also-gone)\n");
+    std::fs::write(&page, &markdown).unwrap();
+    let warning = wait_for("link: /also-gone");
+    assert!(
+        warning.contains(&format!(
+            "content/pages/about.md:{}: link: /also-gone",
+            line + 1
+        )),
+        "{warning}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -558,6 +558,13 @@ async fn start_and_serve(args: &ServeArgs) -> Result<(), StartupError> {
         base_url = %config.base_url,
         "loaded"
     );
+    // Broken links are the author's to fix, not a reason to keep the site down: warnings,
+    // as in `build`; `check` makes them errors.
+    if let Source::Content(dir) = &source {
+        for line in crate::links::report(version.model.site(), &version.artifacts, dir) {
+            tracing::warn!("{line}");
+        }
+    }
     let limits = RateLimits {
         register_per_minute: args.register_rate_limit,
         token_per_minute: args.token_rate_limit,
