@@ -26,6 +26,7 @@ test:
     target/venv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/external/requirements.txt
     npm ci --prefix tests/external/node --no-audit --no-fund --silent
     command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium)
+    command -v jq >/dev/null || (apt-get update -qq && apt-get install -y -qq --no-install-recommends jq curl)
     bash conformance/run.sh
     target/venv/bin/python -m pytest -q tests/external
 
