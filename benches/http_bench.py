@@ -83,7 +83,7 @@ def common_headers(build_dir):
     return headers
 
 
-def nginx_config(build_dir, manifest, port, h2_port, workdir):
+def nginx_config(build_dir, manifest, port, h2_port, log_port, workdir):
     """A tuned nginx config (as in shared/reference/perf.md) serving build/ like dossier."""
     locations = []
     common = common_headers(build_dir)
@@ -126,6 +126,12 @@ http {{
     scgi_temp_path {workdir}/scgi;
     server {{
         listen 127.0.0.1:{port} reuseport;
+        root {build_dir};
+{''.join(locations)}
+    }}
+    server {{
+        listen 127.0.0.1:{log_port} reuseport;
+        access_log {workdir}/nginx-access.log;
         root {build_dir};
 {''.join(locations)}
     }}
@@ -347,6 +353,7 @@ def main():
     workdir = tempfile.mkdtemp(prefix="dossier-bench-")
     os.chmod(workdir, 0o755)  # nginx workers run as an unprivileged user
     dossier_port, nginx_port, nginx_h2_port = free_port(), free_port(), free_port()
+    logging_port, nginx_logging_port = free_port(), free_port()
     base = f"http://127.0.0.1:{dossier_port}"
     build_dir = os.path.join(workdir, "build")
     state = os.path.join(workdir, "state")
@@ -354,6 +361,10 @@ def main():
                     "--base-url", base, "--state", state, "--precompress"], check=True, stderr=subprocess.DEVNULL)
     with open(os.path.join(build_dir, "manifest.json")) as f:
         manifest = json.load(f)
+    # A second instance with its default access log needs a state directory of its own (the
+    # embedded store is one process's), holding the same keys as the build's.
+    logging_state = os.path.join(workdir, "state-logging")
+    shutil.copytree(state, logging_state)
 
     env = dict(os.environ, DOSSIER_LOG="warn")
     dossier = subprocess.Popen([DOSSIER, "serve", "--from", build_dir, "--addr", f"127.0.0.1:{dossier_port}",
@@ -362,10 +373,20 @@ def main():
                                 "--max-connections-per-client", "100000"],
                                stdout=subprocess.DEVNULL, env=env)
     nginx_bin = shutil.which("nginx") or "/usr/sbin/nginx"
-    nginx = subprocess.Popen([nginx_bin, "-c", nginx_config(build_dir, manifest, nginx_port, nginx_h2_port, workdir)])
+    # Production defaults: dossier's access log (one text line per request, on stderr, sent
+    # to a file here) against nginx's access_log to a file.
+    logging_output = open(os.path.join(workdir, "dossier-access.log"), "wb")
+    logging = subprocess.Popen([DOSSIER, "serve", "--from", build_dir, "--addr", f"127.0.0.1:{logging_port}",
+                                "--state", logging_state, "--max-connections-per-client", "100000"],
+                               stdout=subprocess.DEVNULL, stderr=logging_output,
+                               env={k: v for k, v in os.environ.items() if k != "DOSSIER_LOG"})
+    nginx = subprocess.Popen([nginx_bin, "-c", nginx_config(build_dir, manifest, nginx_port, nginx_h2_port,
+                                                            nginx_logging_port, workdir)])
     servers = {"dossier": f"http://127.0.0.1:{dossier_port}", "nginx": f"http://127.0.0.1:{nginx_port}"}
+    logging_servers = {"dossier": f"http://127.0.0.1:{logging_port}",
+                       "nginx": f"http://127.0.0.1:{nginx_logging_port}"}
     try:
-        for url in servers.values():
+        for url in list(servers.values()) + list(logging_servers.values()):
             wait_for(url + "/api/company")
         check_same_responses(servers)
         token = access_token(servers["dossier"])
@@ -392,6 +413,14 @@ def main():
                                                  args.duration, args.connections))
             by_case[case] = medians = report(case, results)
             ratio(case, "dossier/nginx", medians["dossier"] / medians["nginx"], goals.get(case))
+        case = "GET /api/company (access logs on)"
+        if not (args.only and args.only not in case):
+            results = {name: [] for name in logging_servers}
+            for _ in range(args.rounds):
+                for name, server in logging_servers.items():
+                    results[name].append(run_wrk(server + "/api/company", [], args.duration, args.connections))
+            by_case[case] = medians = report(case, results)
+            ratio(case, "dossier/nginx", medians["dossier"] / medians["nginx"], 1.05)
         if "GET /api/company (identity)" in by_case and "GET /api/company (bearer)" in by_case:
             ratio("GET /api/company (bearer)", "bearer/anonymous",
                   by_case["GET /api/company (bearer)"]["dossier"] / by_case["GET /api/company (identity)"]["dossier"],
@@ -490,8 +519,11 @@ def main():
         save_results(args)
     finally:
         dossier.send_signal(signal.SIGTERM)
+        logging.send_signal(signal.SIGTERM)
         nginx.send_signal(signal.SIGQUIT)
         dossier.wait(timeout=15)
+        logging.wait(timeout=15)
+        logging_output.close()
         nginx.wait(timeout=15)
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -22,7 +22,7 @@ fn main() -> ExitCode {
     };
     let json_logs =
         matches!(&cli.command, Command::Serve(args) if args.access_log == AccessLog::Json);
-    cli::init_logging(json_logs);
+    let _log_writers = cli::init_logging(json_logs);
     match cli.command {
         Command::Build(args) => cli::build(&args),
         // The server starts one thread per further worker itself (`serve::run`); this one

@@ -339,7 +339,18 @@ impl Serving {
         line.trim().to_string()
     }
 
+    /// SIGTERM, as an operator stops it, so the log writers write out what is queued; a
+    /// kill after 20 s if it has not exited.
     fn stop(mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        for _ in 0..200 {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -441,6 +452,35 @@ fn serve_logging(dir: &Path, extra: &[&str]) -> (Serving, std::path::PathBuf) {
             .stderr(fs::File::create(&log).unwrap()),
     );
     (serving, log)
+}
+
+#[tokio::test]
+async fn requests_do_not_wait_for_a_log_reader_that_stopped_reading() {
+    // stderr is a pipe nobody reads: once its 64 KiB are full, a server that wrote access
+    // lines on the request path would stop answering. 2,000 lines are about 300 KiB.
+    let dir = tempfile::tempdir().unwrap();
+    let serving = Serving::start(
+        std::process::Command::new(env!("CARGO_BIN_EXE_dossier"))
+            .args(["serve", "--addr", "127.0.0.1:0", "--no-watch"])
+            .env("DOSSIER_CONTENT", common::sample_content())
+            .env("DOSSIER_STATE", dir.path().join("state"))
+            .env_remove("DOSSIER_LOG")
+            .stderr(std::process::Stdio::piped()),
+    );
+    let url = format!("{}/api/health", serving.url);
+    let client = HttpClient::default();
+    let all = async {
+        for _ in 0..2_000 {
+            let reply = client
+                .send(Method::GET, &url, &[("user-agent", &"x".repeat(150))], "")
+                .await;
+            assert_eq!(reply.status, StatusCode::OK);
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(120), all)
+        .await
+        .expect("requests stalled behind the access log");
+    serving.stop();
 }
 
 #[tokio::test]
@@ -618,6 +658,7 @@ async fn metrics_are_served_on_their_own_listener() {
         "dossier_store_up 1\n",
         "dossier_content_errors 0\n",
         "dossier_spool_up 1\n",
+        "dossier_access_log_dropped_total 0\n",
     ] {
         assert!(text.contains(expected), "{expected} not in\n{text}");
     }

@@ -22,6 +22,22 @@ pub const TARGET: &str = "dossier::access";
 /// Longest user agent logged; the rest is cut so one client cannot write long lines.
 const MAX_USER_AGENT_CHARS: usize = 200;
 
+/// Counts the access lines the log writer's queue had no room for (see `cli::init_logging`).
+static DROPPED: std::sync::OnceLock<tracing_appender::non_blocking::ErrorCounter> =
+    std::sync::OnceLock::new();
+
+/// Registers the counter of dropped access lines, read by [`dropped_lines`].
+pub fn count_dropped_lines(counter: tracing_appender::non_blocking::ErrorCounter) {
+    let _ = DROPPED.set(counter);
+}
+
+/// Access lines dropped since start because the writer could not keep up.
+pub fn dropped_lines() -> u64 {
+    DROPPED
+        .get()
+        .map_or(0, |counter| counter.dropped_lines() as u64)
+}
+
 /// `--access-log`: whether requests are logged, and how log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum AccessLog {

@@ -41,6 +41,7 @@ pub struct Gauges {
     pub store_ok: bool,
     /// Whether response bodies are in the spool; `None` with `--no-spool`.
     pub spool_ok: Option<bool>,
+    pub access_log_dropped: u64,
 }
 
 impl Default for Metrics {
@@ -112,6 +113,13 @@ impl Metrics {
             "gauge",
             "Connections open now.",
             gauges.open_connections,
+        );
+        gauge(
+            &mut out,
+            "dossier_access_log_dropped_total",
+            "counter",
+            "Access lines dropped because the log writer could not keep up (requests never wait for it).",
+            gauges.access_log_dropped,
         );
         gauge(
             &mut out,

@@ -192,6 +192,7 @@ impl App {
                 SpoolState::Down => Some(false),
                 SpoolState::Off => None,
             },
+            access_log_dropped: access_log::dropped_lines(),
         })
     }
 
