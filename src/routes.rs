@@ -331,13 +331,49 @@ fn segment_matches(pattern: &str, segment: &str) -> bool {
     }
 }
 
-/// The paths answered per request (computed reads and the dynamic core), which a CDN in
-/// front of the core must pass to it.
-pub(crate) fn answered_per_request() -> impl Iterator<Item = &'static str> {
-    ROUTES
+/// Where a CDN in front must send requests on to the dynamic core, read from the table: the
+/// rows `--dynamic-only` serves. A first segment all of whose rows it serves becomes a
+/// prefix (`/api/`), so one proxy rule covers every id under it; any other such row is its
+/// exact path (`/mcp`, whose server card beside it is a document; `/ask`).
+pub(crate) struct ProxyRules {
+    /// With their trailing slash, in table order.
+    pub prefixes: Vec<String>,
+    pub paths: Vec<&'static str>,
+}
+
+pub(crate) fn proxy_rules() -> ProxyRules {
+    let first_segment = |path: &'static str| -> Option<&'static str> {
+        let rest = path.strip_prefix('/')?;
+        let (segment, _) = rest.split_once('/')?;
+        (!segment.starts_with('{')).then_some(segment)
+    };
+    let mut prefixes: Vec<String> = Vec::new();
+    for route in ROUTES.iter().filter(|route| route.dynamic_only) {
+        let Some(segment) = first_segment(route.path) else {
+            continue;
+        };
+        let prefix = format!("/{segment}/");
+        let all_dynamic = ROUTES
+            .iter()
+            .filter(|other| {
+                other.path.starts_with(&prefix) || other.path == &prefix[..prefix.len() - 1]
+            })
+            .all(|other| other.dynamic_only);
+        if all_dynamic && !prefixes.contains(&prefix) {
+            prefixes.push(prefix);
+        }
+    }
+    let paths = ROUTES
         .iter()
-        .filter(|route| !matches!(route.answered_by, AnsweredBy::Document))
+        .filter(|route| route.dynamic_only)
         .map(|route| route.path)
+        .filter(|path| {
+            !prefixes
+                .iter()
+                .any(|prefix| path.starts_with(prefix.as_str()))
+        })
+        .collect();
+    ProxyRules { prefixes, paths }
 }
 
 /// A label requests are counted under in `/metrics`, by its place in
@@ -411,6 +447,23 @@ impl RouteId {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_proxy_rules_cover_exactly_the_rows_the_core_serves() {
+        let rules = proxy_rules();
+        let covered = |path: &str| {
+            rules.paths.contains(&path)
+                || rules
+                    .prefixes
+                    .iter()
+                    .any(|prefix| path.starts_with(prefix.as_str()))
+        };
+        for route in ROUTES.iter() {
+            assert_eq!(covered(route.path), route.dynamic_only, "{}", route.path);
+        }
+        assert_eq!(rules.prefixes, ["/api/", "/agent/", "/oauth2/"]);
+        assert_eq!(rules.paths, ["/ask", "/mcp"]);
+    }
 
     #[test]
     fn paths_find_their_rows() {
