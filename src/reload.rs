@@ -27,8 +27,19 @@ use notify::{Event, EventKind, RecursiveMode, Watcher};
 use crate::compile::ArtifactSet;
 use crate::config::Compression;
 use crate::content::ContentError;
+use crate::auth::keys::PublicJwk;
+use crate::config::SiteConfig;
 use crate::live::{self, ContentStatus, Live, LiveState, LoadError, Version};
-use crate::serve::App;
+
+/// What a reload needs of whatever serves the live version (`serve::App`): the live state
+/// to swap into, the site's configuration, and the keys to publish in the new JWKS. Reload
+/// knows nothing else of the server.
+pub trait Host: Send + Sync + 'static {
+    fn live_state(&self) -> &LiveState;
+    fn config(&self) -> &SiteConfig;
+    /// The public keys the JWKS of a version compiled now must list.
+    fn published_jwks(&self) -> Vec<PublicJwk>;
+}
 
 /// How long the directory must be quiet before a batch of events is compiled.
 pub const QUIET: Duration = Duration::from_millis(25);
@@ -60,7 +71,7 @@ fn relevant(event: &Event, targets: &[PathBuf]) -> bool {
 }
 
 /// Starts watching the app's source directory. The thread ends when the process does.
-pub fn watch(app: Arc<App>) -> Result<JoinHandle<()>, WatchError> {
+pub fn watch<H: Host>(app: Arc<H>) -> Result<JoinHandle<()>, WatchError> {
     let target = std::path::absolute(app.live_state().source().dir())
         .map_err(|e| WatchError(e.to_string()))?;
     let parent = target
@@ -200,17 +211,17 @@ static RELOADING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Compiles the source once, with the keys published now, and swaps the result in, or
 /// reports why not; then compresses the new version's variants in the background.
-pub fn reload(app: &Arc<App>) {
+pub fn reload<H: Host>(app: &Arc<H>) {
     reload_changed(app, "");
 }
 
 /// [`reload`] after an edit of `files` (named in the log lines).
-pub fn reload_changed(app: &Arc<App>, files: &str) {
+pub fn reload_changed<H: Host>(app: &Arc<H>, files: &str) {
     {
         let _one_at_a_time = RELOADING
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let jwks = app.auth().published_jwks(app.clock().now());
+        let jwks = app.published_jwks();
         let live = app.live_state();
         reload_files(live, files, |previous| {
             live::prepare(live.source(), app.config(), &jwks, Some(previous))
@@ -232,7 +243,7 @@ const COMPRESSION_ROUND: usize = 256;
 /// on from there). Until then responses are sent without compression: a response never
 /// waits for it, and never gets a variant of other bytes (each variant has its own ETag,
 /// made with it).
-pub fn compress_in_background(app: Arc<App>) {
+pub fn compress_in_background<H: Host>(app: Arc<H>) {
     if app.config().compression != Compression::Deferred {
         return;
     }
@@ -246,7 +257,7 @@ pub fn compress_in_background(app: Arc<App>) {
                 if COMPRESSION_JOB.load(Ordering::SeqCst) != job {
                     return;
                 }
-                let artifacts = Arc::clone(&app.live().artifacts);
+                let artifacts = Arc::clone(&app.live_state().current().artifacts);
                 let Some(mut compressed) =
                     crate::compile::add_encodings(&artifacts, COMPRESSION_ROUND)
                 else {

@@ -212,6 +212,20 @@ impl App {
     }
 }
 
+impl crate::reload::Host for App {
+    fn live_state(&self) -> &LiveState {
+        &self.live
+    }
+
+    fn config(&self) -> &SiteConfig {
+        &self.config
+    }
+
+    fn published_jwks(&self) -> Vec<crate::auth::keys::PublicJwk> {
+        self.auth.published_jwks(self.clock.now())
+    }
+}
+
 /// Serves `app` on `listener` until `shutdown` completes, then lets open requests finish.
 ///
 /// The calling task accepts every connection and hands each to the serving thread with the
