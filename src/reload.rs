@@ -24,11 +24,11 @@ use std::time::{Duration, Instant};
 
 use notify::{Event, EventKind, RecursiveMode, Watcher};
 
+use crate::auth::keys::PublicJwk;
 use crate::compile::ArtifactSet;
 use crate::config::Compression;
-use crate::content::ContentError;
-use crate::auth::keys::PublicJwk;
 use crate::config::SiteConfig;
+use crate::content::ContentError;
 use crate::live::{self, ContentStatus, Live, LiveState, LoadError, Version};
 
 /// What a reload needs of whatever serves the live version (`serve::App`): the live state

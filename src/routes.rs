@@ -17,7 +17,7 @@ use hyper::Method;
 
 use crate::compile::Artifact;
 use crate::paths;
-use crate::read_api::{self, Refusal};
+use crate::read_api::{self, ReadRefusal};
 use crate::read_model::ReadModel;
 
 /// How a row is answered.
@@ -38,7 +38,7 @@ pub(crate) struct Computed {
     /// The answer from the model, the query string and the request headers. A row whose
     /// methods include POST takes the same parameters as a form or JSON body
     /// ([`read_api::posted_query`]).
-    pub read: fn(&ReadModel, Option<&str>, &HeaderMap) -> Result<Artifact, Refusal>,
+    pub read: fn(&ReadModel, Option<&str>, &HeaderMap) -> Result<Artifact, ReadRefusal>,
     /// Without a query, the compiled document at the same path answers instead.
     pub document_without_query: bool,
     /// Counted against the caller's share of searches (`--search-rate-limit`).
@@ -117,7 +117,7 @@ const fn api_document(path: &'static str, schema: &'static str) -> Route {
 /// since there is no document at its path.
 const fn searched(
     path: &'static str,
-    read: fn(&ReadModel, Option<&str>, &HeaderMap) -> Result<Artifact, Refusal>,
+    read: fn(&ReadModel, Option<&str>, &HeaderMap) -> Result<Artifact, ReadRefusal>,
     metric: &'static str,
     schema: &'static str,
 ) -> Route {

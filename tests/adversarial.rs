@@ -351,7 +351,7 @@ async fn http2_only_a_few_mcp_bodies_of_a_connection_are_read_at_once() {
         dossier::live::Source::Content(common::sample_content()),
         tempfile::tempdir().unwrap(),
         None,
-        dossier::auth::endpoints::RateLimits::default(),
+        dossier::auth::admission::RateLimits::default(),
         |app| {
             let connections = app.connections();
             app.with_connections(ConnectionLimits {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use common::{Reply, TestServer};
-use dossier::auth::endpoints::RateLimits;
+use dossier::auth::admission::RateLimits;
 use hyper::{Method, StatusCode};
 use serde_json::Value;
 

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{ServerProcess, TestServer};
+use dossier::auth::admission::RateLimits;
 use dossier::auth::assertion::{AssertionClaims, AssertionSigner};
-use dossier::auth::endpoints::RateLimits;
 use dossier::auth::keys::Keyring;
 use dossier::auth::store::{EmbeddedStore, RETRY_INTERVAL};
 use dossier::live::Source;

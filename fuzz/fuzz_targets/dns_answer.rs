@@ -2,7 +2,7 @@
 //! network), and the query builder for any host name a URL can carry.
 #![no_main]
 
-use dossier::doctor::dns::{answer, query, Answer};
+use dossier::doctor::dns::{answer, query, Lookup};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -10,7 +10,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let id = u16::from_be_bytes(*id);
-    if let Ok(Answer::Records(_) | Answer::NoSuchName) = answer(message, id) {
+    if let Ok(Lookup::Records(_) | Lookup::NoSuchName) = answer(message, id) {
         assert!(message.len() >= 12);
         assert_eq!(&message[..2], &id.to_be_bytes());
     }

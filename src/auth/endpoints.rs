@@ -1,4 +1,4 @@
-//! The auth endpoints as plain functions from parsed requests to [`Answer`]s:
+//! The auth endpoints as plain functions from parsed requests to [`AuthReply`]s:
 //! registration, token exchange, revocation, claim and the authorization endpoint.
 //!
 //! [`AuthService`] owns everything they need (keys, the revocation store, the policy and the
@@ -7,25 +7,24 @@
 
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use arc_swap::ArcSwap;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use hyper::header::{HeaderName, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
+use hyper::header::{HeaderValue, WWW_AUTHENTICATE};
 use hyper::StatusCode;
-use schemars::JsonSchema;
-use serde::Serialize;
-
-use crate::error_body::{json_line, ErrorBody};
 
 use super::access::{self, AccessTokenError, VerifiedTokens};
-use super::assertion::{self, AssertionClaims, AssertionError, AssertionSigner, Expectations};
+use super::active_keys::ActiveKeys;
+use super::admission::{Admitted, Limiter, Minting, RateLimits};
+use super::assertion::{self, AssertionClaims, AssertionError, Expectations};
 use super::form::{self, Form};
 use super::keys::{Keyring, PublicJwk};
 use super::limits::RateLimiter;
-use super::redis_store::SharedLimiter;
+use super::reply::AuthReply;
 use super::store::{RevocationStore, StoreError, StoreHealth};
+use super::wire::{IdentityBlock, Registration, RevocationRequest, TokenRequest, TokenResponse};
 use super::{random_id, CryptoError};
 use crate::clock::{rfc3339, unix_seconds};
 use crate::config::{AuthPolicy, BaseUrl, CLIENT_CREDENTIALS_GRANT, JWT_BEARER_GRANT};
@@ -34,85 +33,6 @@ use crate::paths;
 /// Registration types that present an assertion from another issuer (AUTH.md's
 /// `identity_assertion`, the ID-JAG profile): none is trusted here.
 const ASSERTION_TYPES: [&str; 2] = ["identity_assertion", "id_jag"];
-
-/// Largest request body the auth endpoints read.
-pub const MAX_BODY_BYTES: usize = 64 * 1024;
-
-/// A finished answer from the auth core, not yet an HTTP response.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answer {
-    pub status: StatusCode,
-    pub content_type: &'static str,
-    pub body: Vec<u8>,
-    pub headers: Vec<(HeaderName, HeaderValue)>,
-}
-
-impl Answer {
-    /// An OAuth-style error (`{"error", "error_description"}`).
-    pub fn error(status: StatusCode, code: &str, description: &str) -> Answer {
-        Answer::json(
-            status,
-            &ErrorBody {
-                error: code,
-                error_description: description,
-            },
-        )
-    }
-
-    pub fn json<T: Serialize>(status: StatusCode, value: &T) -> Answer {
-        Answer {
-            status,
-            content_type: "application/json",
-            body: json_line(value),
-            headers: Vec::new(),
-        }
-    }
-
-    fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Answer {
-        self.headers.push((name, value));
-        self
-    }
-
-    fn bad_request(code: &str, description: &str) -> Answer {
-        Answer::error(StatusCode::BAD_REQUEST, code, description)
-    }
-
-    pub fn too_large() -> Answer {
-        Answer::error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "request_too_large",
-            &format!(
-                "request bodies are limited to {} KiB",
-                MAX_BODY_BYTES / 1024
-            ),
-        )
-    }
-
-    pub fn rate_limited(retry_after: Duration) -> Answer {
-        let seconds = retry_after.as_secs().max(1);
-        Answer::error(
-            StatusCode::TOO_MANY_REQUESTS,
-            "rate_limit_exceeded",
-            &format!("too many requests from this address; retry in {seconds} s"),
-        )
-        .with_header(RETRY_AFTER, HeaderValue::from(seconds))
-    }
-
-    pub fn unavailable(error: &StoreError) -> Answer {
-        // The store logs its own state changes; one line per refused request would let a
-        // client flood the log during an outage.
-        tracing::debug!(%error, "refused: the store is unavailable");
-        // Whole seconds, rounded up, so a client that waits that long finds the retry done.
-        let seconds = error.retry_after.as_secs() + u64::from(error.retry_after.subsec_nanos() > 0);
-        let seconds = seconds.max(1);
-        Answer::error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "temporarily_unavailable",
-            &format!("the revocation store is unavailable; retry in {seconds} s"),
-        )
-        .with_header(RETRY_AFTER, HeaderValue::from(seconds))
-    }
-}
 
 /// What the auth endpoints read from an HTTP POST.
 #[derive(Debug, Clone, Copy)]
@@ -137,224 +57,6 @@ pub struct AuthService {
     verified: VerifiedTokens,
     register_limit: Limiter,
     token_limit: Limiter,
-}
-
-/// A keyring in the form requests use it: a signer for the current identity key and the
-/// public point of every identity key, so verifying never re-derives either.
-pub struct ActiveKeys {
-    keyring: Keyring,
-    signer: AssertionSigner,
-    /// (kid, uncompressed point, verifies until), current first.
-    points: Vec<(String, Vec<u8>, Option<u64>)>,
-}
-
-impl ActiveKeys {
-    pub fn new(keyring: Keyring, policy: &AuthPolicy) -> Result<ActiveKeys, CryptoError> {
-        let signer = AssertionSigner::new(&keyring.current().identity)?;
-        let points = keyring
-            .generations()
-            .iter()
-            .rev()
-            .map(|generation| {
-                (
-                    generation.identity.kid().to_string(),
-                    generation.identity.public_point(),
-                    generation.identity_until(policy),
-                )
-            })
-            .collect();
-        Ok(ActiveKeys {
-            keyring,
-            signer,
-            points,
-        })
-    }
-
-    pub fn keyring(&self) -> &Keyring {
-        &self.keyring
-    }
-
-    /// The key that verifies assertions naming `kid` at `now`. Assertions without a `kid`
-    /// were signed by the current key, if by ours at all.
-    fn identity_point(&self, kid: Option<&str>, now: u64) -> Option<&[u8]> {
-        self.points
-            .iter()
-            .filter(|(_, _, until)| until.is_none_or(|until| now < until))
-            .find(|(id, _, _)| kid.is_none_or(|kid| kid == id))
-            .map(|(_, point, _)| point.as_slice())
-    }
-}
-
-/// Where a rate limit keeps its buckets.
-pub enum Limiter {
-    /// In this process: right for a single instance.
-    Local(RateLimiter),
-    /// In Redis, shared by every instance.
-    Shared(SharedLimiter),
-}
-
-impl Limiter {
-    /// `Ok` to proceed, or the refusal to send: 429 over the limit, 503 (fail closed) when
-    /// a shared limit cannot be consulted.
-    pub async fn admit(&self, client: IpAddr, now: SystemTime) -> Result<(), Answer> {
-        match self {
-            Limiter::Local(limiter) => limiter.check(client, now).map_err(Answer::rate_limited),
-            Limiter::Shared(limiter) => match limiter.check(client, now).await {
-                Ok(None) => Ok(()),
-                Ok(Some(wait)) => Err(Answer::rate_limited(wait)),
-                Err(error) => Err(Answer::unavailable(&error)),
-            },
-        }
-    }
-}
-
-/// The endpoints that mint credentials, each with its own limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Minting {
-    Registration,
-    Token,
-}
-
-/// Proof that one request passed its client's rate limit: [`AuthService::register`] and
-/// [`AuthService::token`] each take one, so no caller can mint a credential without the
-/// limit. Only [`AuthService::admit`] makes them, before the body is read, so a client
-/// over its limit costs no body read.
-#[derive(Debug)]
-#[must_use = "a permit is spent by register or token"]
-pub struct Admitted {
-    kind: Minting,
-}
-
-impl Admitted {
-    /// The endpoint this permit is for.
-    pub fn kind(&self) -> Minting {
-        self.kind
-    }
-}
-
-/// Per-address limits for the endpoints that mint credentials.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RateLimits {
-    pub register_per_minute: u32,
-    pub token_per_minute: u32,
-}
-
-impl Default for RateLimits {
-    fn default() -> Self {
-        RateLimits {
-            register_per_minute: 20,
-            token_per_minute: 120,
-        }
-    }
-}
-
-/// `POST /agent/identity` body (checked field by field in [`AuthService::register`], whose
-/// error messages are more specific than a decoder's).
-#[derive(JsonSchema)]
-pub(crate) struct RegistrationRequest {
-    #[serde(rename = "type")]
-    #[schemars(extend("enum" = ["anonymous"]))]
-    #[expect(dead_code, reason = "describes the body for the published schema")]
-    kind: &'static str,
-}
-
-/// `POST /agent/identity` answer: the assertion flat (auth.md) and nested (newer clients).
-#[derive(Serialize, JsonSchema)]
-pub(crate) struct Registration<'a> {
-    registration_id: &'a str,
-    #[schemars(extend("enum" = ["anonymous"]))]
-    registration_type: &'static str,
-    /// The registration id again, for newer auth.md clients.
-    id: &'a str,
-    #[serde(rename = "type")]
-    #[schemars(extend("enum" = ["anonymous"]))]
-    kind: &'static str,
-    /// ES256 JWT (typ oauth-id-jag+jwt), verifiable with the JWKS.
-    identity_assertion: &'a str,
-    #[schemars(range(min = 1))]
-    expires_in: u64,
-    #[schemars(extend("format" = "date-time"))]
-    expires_at: &'a str,
-    #[schemars(extend("format" = "date-time"))]
-    assertion_expires: &'a str,
-    identity: IdentityBlock<'a>,
-}
-
-#[derive(Serialize, JsonSchema)]
-struct IdentityBlock<'a> {
-    assertion: &'a str,
-    #[schemars(extend("format" = "date-time"))]
-    expires_at: &'a str,
-}
-
-/// `POST /oauth2/token` form parameters, as read from the form.
-#[derive(JsonSchema)]
-pub(crate) struct TokenRequest<'a> {
-    #[schemars(extend("enum" = [JWT_BEARER_GRANT, CLIENT_CREDENTIALS_GRANT]))]
-    grant_type: Option<&'a str>,
-    /// The identity_assertion; required for the jwt-bearer grant.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    assertion: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    scope: Option<&'a str>,
-    /// This service's base URL or its MCP endpoint (RFC 8707); may be empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resource: Option<&'a str>,
-    /// An untrusted label; never a credential.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[expect(
-        dead_code,
-        reason = "accepted and ignored; listed for the published schema"
-    )]
-    client_id: Option<&'a str>,
-}
-
-/// `POST /oauth2/token` answer: an opaque PASETO v4.local access token, no refresh token.
-#[derive(Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub(crate) struct TokenResponse<'a> {
-    access_token: &'a str,
-    #[schemars(extend("enum" = ["Bearer"]))]
-    token_type: &'static str,
-    #[schemars(range(min = 1))]
-    expires_in: u64,
-    scope: &'a str,
-}
-
-impl<'a> TokenRequest<'a> {
-    fn from_form(form: &'a Form) -> TokenRequest<'a> {
-        TokenRequest {
-            grant_type: form.get("grant_type"),
-            assertion: form.get("assertion"),
-            scope: form.get("scope"),
-            resource: form.get("resource"),
-            client_id: form.get("client_id"),
-        }
-    }
-}
-
-/// `POST /oauth2/revoke` form parameters (RFC 7009), as read from the form.
-#[derive(JsonSchema)]
-pub(crate) struct RevocationRequest<'a> {
-    /// An access token or an identity assertion.
-    #[schemars(length(min = 1))]
-    token: Option<&'a str>,
-    /// Accepted and not needed: the token's form says what it is.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[expect(
-        dead_code,
-        reason = "accepted and ignored; listed for the published schema"
-    )]
-    token_type_hint: Option<&'a str>,
-}
-
-impl<'a> RevocationRequest<'a> {
-    fn from_form(form: &'a Form) -> RevocationRequest<'a> {
-        RevocationRequest {
-            token: form.get("token"),
-            token_type_hint: form.get("token_type_hint"),
-        }
-    }
 }
 
 impl AuthService {
@@ -393,7 +95,7 @@ impl AuthService {
         kind: Minting,
         client: IpAddr,
         now: SystemTime,
-    ) -> Result<Admitted, Answer> {
+    ) -> Result<Admitted, AuthReply> {
         let admitted = match kind {
             Minting::Registration => self.register_limit.admit(client, now).await,
             Minting::Token => self.token_limit.admit(client, now).await,
@@ -417,12 +119,12 @@ impl AuthService {
     }
 
     /// A permit for the wrong endpoint is a bug in the caller, answered like one.
-    fn spend(admitted: Admitted, kind: Minting) -> Result<(), Answer> {
+    fn spend(admitted: Admitted, kind: Minting) -> Result<(), AuthReply> {
         if admitted.kind == kind {
             return Ok(());
         }
         tracing::error!(?kind, "a rate-limit permit was spent on the wrong endpoint");
-        Err(Answer::error(
+        Err(AuthReply::error(
             StatusCode::INTERNAL_SERVER_ERROR,
             "server_error",
             "the request could not be admitted",
@@ -498,25 +200,25 @@ impl AuthService {
         admitted: Admitted,
         request: PostRequest<'_>,
         now: SystemTime,
-    ) -> Answer {
+    ) -> AuthReply {
         if let Err(answer) = Self::spend(admitted, Minting::Registration) {
             return answer;
         }
         if !form::is_media_type(request.content_type, "application/json") {
-            return Answer::bad_request(
+            return AuthReply::bad_request(
                 "invalid_request",
                 "send a JSON body with Content-Type: application/json, e.g. {\"type\": \"anonymous\"}",
             );
         }
         let Ok(body) = serde_json::from_slice::<serde_json::Value>(request.body) else {
-            return Answer::bad_request("invalid_request", "the body is not valid JSON");
+            return AuthReply::bad_request("invalid_request", "the body is not valid JSON");
         };
         let Some(object) = body.as_object() else {
-            return Answer::bad_request("invalid_request", "the body must be a JSON object");
+            return AuthReply::bad_request("invalid_request", "the body must be a JSON object");
         };
         match object.get("type") {
             None => {
-                return Answer::bad_request(
+                return AuthReply::bad_request(
                     "invalid_request",
                     "the field `type` is required; use \"anonymous\"",
                 )
@@ -525,30 +227,30 @@ impl AuthService {
             // AUTH.md v0.6+ agents try `service_auth` and the assertion-based types whatever
             // the metadata says, and fall back on these codes: each gets its own.
             Some(serde_json::Value::String(kind)) if kind == "service_auth" => {
-                return Answer::bad_request(
+                return AuthReply::bad_request(
                     "service_auth_not_enabled",
                     "service_auth registration is not enabled here (service_auth_registration_disabled); register with {\"type\": \"anonymous\"}",
                 )
             }
             Some(serde_json::Value::String(kind)) if ASSERTION_TYPES.contains(&kind.as_str()) => {
-                return Answer::bad_request(
+                return AuthReply::bad_request(
                     "issuer_not_enabled",
                     "no assertion issuer is enabled here; register with {\"type\": \"anonymous\"}",
                 )
             }
             Some(serde_json::Value::String(_)) => {
-                return Answer::bad_request(
+                return AuthReply::bad_request(
                     "unsupported_identity_type",
                     "only the identity type \"anonymous\" is supported",
                 )
             }
             Some(_) => {
-                return Answer::bad_request("invalid_request", "the field `type` must be a string")
+                return AuthReply::bad_request("invalid_request", "the field `type` must be a string")
             }
         }
 
         let (Ok(registration_id), Ok(jti)) = (random_id("reg_"), random_id("as_")) else {
-            return Answer::error(
+            return AuthReply::error(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "server_error",
                 "no randomness available",
@@ -570,7 +272,7 @@ impl AuthService {
             Ok(assertion) => assertion,
             Err(error) => {
                 tracing::error!(%error, "cannot sign an identity assertion");
-                return Answer::error(
+                return AuthReply::error(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "server_error",
                     "the assertion could not be signed",
@@ -579,7 +281,7 @@ impl AuthService {
         };
         let expires_at = rfc3339(claims.expires_at());
         tracing::info!(registration = %registration_id, "anonymous registration");
-        Answer::json(
+        AuthReply::json(
             StatusCode::OK,
             &Registration {
                 registration_id: &registration_id,
@@ -599,13 +301,18 @@ impl AuthService {
     }
 
     /// `POST /oauth2/token`: the jwt-bearer grant and secretless `client_credentials`.
-    pub fn token(&self, admitted: Admitted, request: PostRequest<'_>, now: SystemTime) -> Answer {
+    pub fn token(
+        &self,
+        admitted: Admitted,
+        request: PostRequest<'_>,
+        now: SystemTime,
+    ) -> AuthReply {
         if let Err(answer) = Self::spend(admitted, Minting::Token) {
             return answer;
         }
         let form = match form::parse(request.content_type, request.body) {
             Ok(form) => form,
-            Err(error) => return Answer::bad_request("invalid_request", &error.description()),
+            Err(error) => return AuthReply::bad_request("invalid_request", &error.description()),
         };
         if let Some(refusal) = refuse_client_authentication(&form, request.authorization) {
             return refusal;
@@ -617,7 +324,7 @@ impl AuthService {
         };
         if let Some(resource) = request.resource {
             if !self.is_our_resource(resource) {
-                return Answer::bad_request(
+                return AuthReply::bad_request(
                     "invalid_target",
                     &format!(
                         "the only resources here are {} and {}",
@@ -630,24 +337,26 @@ impl AuthService {
         let lifetime = self.policy.access_token_lifetime;
         let (subject, assertion_jti, lifetime) = match request.grant_type {
             None => {
-                return Answer::bad_request(
+                return AuthReply::bad_request(
                     "invalid_request",
                     "the parameter `grant_type` is required",
                 )
             }
             Some(JWT_BEARER_GRANT) => {
                 let Some(assertion) = request.assertion else {
-                    return Answer::bad_request(
+                    return AuthReply::bad_request(
                         "invalid_request",
                         "the jwt-bearer grant needs the parameter `assertion`",
                     );
                 };
                 if let Err(error) = self.store.readable() {
-                    return Answer::unavailable(&error);
+                    return AuthReply::unavailable(&error);
                 }
                 let claims = match self.check_assertion(assertion, now) {
                     Ok(claims) => claims,
-                    Err(error) => return Answer::bad_request("invalid_grant", error.description()),
+                    Err(error) => {
+                        return AuthReply::bad_request("invalid_grant", error.description())
+                    }
                 };
                 // An access token never outlives its assertion, so revoking the assertion
                 // (kept on record until the assertion expires) always covers it.
@@ -658,7 +367,7 @@ impl AuthService {
                 // The client_id is an untrusted label: every such token gets a fresh subject.
                 Ok(subject) => (subject, None, lifetime),
                 Err(_) => {
-                    return Answer::error(
+                    return AuthReply::error(
                         StatusCode::INTERNAL_SERVER_ERROR,
                         "server_error",
                         "no randomness available",
@@ -666,7 +375,7 @@ impl AuthService {
                 }
             },
             Some(_) => {
-                return Answer::bad_request(
+                return AuthReply::bad_request(
                     "unsupported_grant_type",
                     &format!(
                         "supported grant types: {JWT_BEARER_GRANT}, {CLIENT_CREDENTIALS_GRANT}"
@@ -675,7 +384,7 @@ impl AuthService {
             }
         };
         if lifetime.is_zero() {
-            return Answer::bad_request("invalid_grant", AssertionError::Expired.description());
+            return AuthReply::bad_request("invalid_grant", AssertionError::Expired.description());
         }
         let minted = access::claims(
             self.base_url.as_str(),
@@ -689,7 +398,7 @@ impl AuthService {
         .map_err(CryptoError::from)
         .and_then(|claims| access::mint(&self.keys.load().keyring.current().access, &claims));
         match minted {
-            Ok(token) => Answer::json(
+            Ok(token) => AuthReply::json(
                 StatusCode::OK,
                 &TokenResponse {
                     access_token: &token,
@@ -700,7 +409,7 @@ impl AuthService {
             ),
             Err(error) => {
                 tracing::error!(%error, "cannot mint an access token");
-                Answer::error(
+                AuthReply::error(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "server_error",
                     "the token could not be issued",
@@ -711,13 +420,13 @@ impl AuthService {
 
     /// `POST /oauth2/revoke` (RFC 7009): always 200 for a well-formed request, also for
     /// tokens we do not know. Revoking an assertion also revokes its access tokens.
-    pub async fn revoke(&self, request: PostRequest<'_>, now: SystemTime) -> Answer {
+    pub async fn revoke(&self, request: PostRequest<'_>, now: SystemTime) -> AuthReply {
         let form = match form::parse(request.content_type, request.body) {
             Ok(form) => form,
-            Err(error) => return Answer::bad_request("invalid_request", &error.description()),
+            Err(error) => return AuthReply::bad_request("invalid_request", &error.description()),
         };
         let Some(token) = RevocationRequest::from_form(&form).token else {
-            return Answer::bad_request("invalid_request", "the parameter `token` is required");
+            return AuthReply::bad_request("invalid_request", "the parameter `token` is required");
         };
         let keys = self.keys.load();
         let at = unix_seconds(now);
@@ -745,7 +454,7 @@ impl AuthService {
                 // able to flood the log.
                 let first = !self.store.is_revoked(&jti);
                 if let Err(error) = self.store.revoke(&jti, keep_until).await {
-                    return Answer::unavailable(&error);
+                    return AuthReply::unavailable(&error);
                 }
                 if first {
                     self.revocations
@@ -754,7 +463,7 @@ impl AuthService {
                 }
             }
         }
-        Answer {
+        AuthReply {
             status: StatusCode::OK,
             content_type: "application/json",
             body: b"{}\n".to_vec(),
@@ -797,14 +506,14 @@ impl AuthService {
         }
     }
 
-    fn granted_scope(&self, requested: Option<&str>) -> Result<String, Answer> {
+    fn granted_scope(&self, requested: Option<&str>) -> Result<String, AuthReply> {
         let Some(requested) = requested else {
             return Ok(self.policy.scopes.join(" "));
         };
         let mut granted: Vec<&str> = Vec::new();
         for scope in requested.split(' ').filter(|s| !s.is_empty()) {
             if !self.policy.scopes.iter().any(|known| known == scope) {
-                return Err(Answer::bad_request(
+                return Err(AuthReply::bad_request(
                     "invalid_scope",
                     &format!("unknown scope; supported: {}", self.policy.scopes.join(" ")),
                 ));
@@ -830,19 +539,19 @@ impl AuthService {
 /// This token endpoint takes no client credentials. A client that sends a secret, a client
 /// assertion or a Basic password expects them to be checked; refusing says clearly that
 /// they are not (RFC 6749 §5.2 `invalid_client`, 401 with a challenge for header auth).
-fn refuse_client_authentication(form: &Form, authorization: Option<&str>) -> Option<Answer> {
+fn refuse_client_authentication(form: &Form, authorization: Option<&str>) -> Option<AuthReply> {
     if form.has("client_secret")
         || form.has("client_assertion")
         || form.has("client_assertion_type")
     {
-        return Some(Answer::error(
+        return Some(AuthReply::error(
             StatusCode::UNAUTHORIZED,
             "invalid_client",
             "this service takes no client credentials; drop client_secret / client_assertion",
         ));
     }
     let header = authorization?;
-    let refusal = Answer::error(
+    let refusal = AuthReply::error(
         StatusCode::UNAUTHORIZED,
         "invalid_client",
         "this service takes no client credentials; drop the Authorization header",
@@ -868,8 +577,8 @@ fn refuse_client_authentication(form: &Form, authorization: Option<&str>) -> Opt
 
 /// `POST /agent/identity/claim`: this service is anonymous-only, so every claim fails the
 /// same way, whatever the body.
-pub fn claim() -> Answer {
-    Answer::error(
+pub fn claim() -> AuthReply {
+    AuthReply::error(
         StatusCode::BAD_REQUEST,
         "claim_not_supported",
         "this service offers anonymous access only; registrations cannot be claimed or linked to an account",
@@ -878,20 +587,20 @@ pub fn claim() -> Answer {
 
 /// The `authorization_endpoint`: there is no interactive login, so it explains where to go
 /// instead. Browsers get a page, programs get JSON.
-pub fn authorize(wants_html: bool, base: &BaseUrl) -> Answer {
+pub fn authorize(wants_html: bool, base: &BaseUrl) -> AuthReply {
     let auth_md = base.join(paths::AUTH_MD);
     if wants_html {
         let page = format!(
             "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>No interactive login</title></head>\n<body><main><h1>No interactive login</h1><p>This service has no user login, so there is nothing to authorize here.</p><p>Agents register anonymously and exchange their identity for an access token; the steps are in <a href=\"{auth_md}\">auth.md</a>. Reading the public company information needs no token at all.</p></main></body></html>\n"
         );
-        Answer {
+        AuthReply {
             status: StatusCode::BAD_REQUEST,
             content_type: "text/html; charset=utf-8",
             body: page.into_bytes(),
             headers: Vec::new(),
         }
     } else {
-        Answer::bad_request(
+        AuthReply::bad_request(
             "unsupported_response_type",
             &format!("interactive authorization is not offered; agents register anonymously as described in {auth_md}"),
         )
@@ -930,13 +639,13 @@ mod tests {
         }
     }
 
-    fn json(answer: &Answer) -> serde_json::Value {
+    fn json(answer: &AuthReply) -> serde_json::Value {
         serde_json::from_slice(&answer.body).unwrap()
     }
 
     const CLIENT: [u8; 4] = [192, 0, 2, 9];
 
-    async fn register(service: &AuthService, request: PostRequest<'_>) -> Answer {
+    async fn register(service: &AuthService, request: PostRequest<'_>) -> AuthReply {
         let now = SystemTime::now();
         let admitted = service
             .admit(Minting::Registration, IpAddr::from(CLIENT), now)
@@ -945,7 +654,7 @@ mod tests {
         service.register(admitted, request, now)
     }
 
-    async fn token(service: &AuthService, request: PostRequest<'_>) -> Answer {
+    async fn token(service: &AuthService, request: PostRequest<'_>) -> AuthReply {
         let now = SystemTime::now();
         let admitted = service
             .admit(Minting::Token, IpAddr::from(CLIENT), now)
@@ -1218,7 +927,10 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(refused.status.as_u16(), 429);
-        assert!(refused.headers.iter().any(|(name, _)| name == RETRY_AFTER));
+        assert!(refused
+            .headers
+            .iter()
+            .any(|(name, _)| name == hyper::header::RETRY_AFTER));
         assert!(
             service
                 .admit(Minting::Registration, other, now)

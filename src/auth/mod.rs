@@ -4,6 +4,8 @@
 //! `serve` converts requests into these values and results back into responses.
 
 pub mod access;
+pub mod active_keys;
+pub mod admission;
 pub mod assertion;
 pub mod bearer;
 pub mod endpoints;
@@ -11,11 +13,16 @@ pub mod form;
 pub mod keys;
 pub mod limits;
 pub mod redis_store;
+pub mod reply;
 pub mod shared_keys;
 pub mod store;
+pub mod wire;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+
+/// Largest request body the auth endpoints read.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
 /// A credential could not be made: a key is unusable, the system has no randomness, or
 /// encoding failed. Never the client's doing: logged, and answered with a 500.

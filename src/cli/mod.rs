@@ -18,7 +18,8 @@ pub mod doctor;
 pub mod init;
 use tokio::net::TcpListener;
 
-use crate::auth::endpoints::{AuthService, Limiter, RateLimits};
+use crate::auth::admission::{Limiter, RateLimits};
+use crate::auth::endpoints::AuthService;
 use crate::auth::keys::{self, Keyring};
 use crate::auth::redis_store::RedisStore;
 use crate::auth::shared_keys::{share_keys, SharedKeys};

@@ -15,9 +15,9 @@ const HTTPS_RECORD: u16 = 65;
 const DEADLINE: Duration = Duration::from_secs(2);
 const FIX: &str = "add the records in build/dns-records.txt to the zone of this host, so agents find the service from DNS (docs/agents.md, \"DNS discovery\")";
 
-/// What a DNS answer's header says.
+/// What the header of a DNS answer says about the name.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Answer {
+pub enum Lookup {
     /// The name has this many answer records.
     Records(u16),
     /// NXDOMAIN: the name does not exist.
@@ -52,15 +52,15 @@ pub fn query(id: u16, name: &str) -> Vec<u8> {
 }
 
 /// Reads the header of the answer to query `id`.
-pub fn answer(message: &[u8], id: u16) -> Result<Answer, DnsError> {
+pub fn answer(message: &[u8], id: u16) -> Result<Lookup, DnsError> {
     let header = message.get(..12).ok_or(DnsError::Short)?;
     let is_response = header[2] & 0x80 != 0;
     if u16::from_be_bytes([header[0], header[1]]) != id || !is_response {
         return Err(DnsError::OtherQuestion);
     }
     match header[3] & 0x0f {
-        0 => Ok(Answer::Records(u16::from_be_bytes([header[6], header[7]]))),
-        3 => Ok(Answer::NoSuchName),
+        0 => Ok(Lookup::Records(u16::from_be_bytes([header[6], header[7]]))),
+        3 => Ok(Lookup::NoSuchName),
         code => Err(DnsError::Code(code)),
     }
 }
@@ -74,7 +74,7 @@ fn resolver() -> Option<SocketAddr> {
     })
 }
 
-async fn ask(server: SocketAddr, name: &str) -> Result<Answer, String> {
+async fn ask(server: SocketAddr, name: &str) -> Result<Lookup, String> {
     let local: SocketAddr = if server.is_ipv4() {
         "0.0.0.0:0".parse().map_err(|_| "address")?
     } else {
@@ -132,7 +132,7 @@ pub(super) async fn check(doctor: &mut Doctor) {
         let name = format!("{label}.{host}");
         let check = format!("DNS-AID: HTTPS records at {name}");
         match ask(server, &name).await {
-            Ok(Answer::Records(count)) if count > 0 => doctor.pass(check),
+            Ok(Lookup::Records(count)) if count > 0 => doctor.pass(check),
             Ok(_) => doctor.warn(check, "an HTTPS record", "none", FIX),
             Err(reason) => doctor.warn(check, "an HTTPS record", reason, FIX),
         }
@@ -159,11 +159,11 @@ mod tests {
         header[..2].copy_from_slice(&7u16.to_be_bytes());
         header[2] = 0x81;
         header[7] = 2;
-        assert_eq!(answer(&header, 7), Ok(Answer::Records(2)));
+        assert_eq!(answer(&header, 7), Ok(Lookup::Records(2)));
         assert_eq!(answer(&header, 8), Err(DnsError::OtherQuestion));
         assert_eq!(answer(&header[..11], 7), Err(DnsError::Short));
         header[3] = 3;
-        assert_eq!(answer(&header, 7), Ok(Answer::NoSuchName));
+        assert_eq!(answer(&header, 7), Ok(Lookup::NoSuchName));
         header[3] = 2;
         assert_eq!(answer(&header, 7), Err(DnsError::Code(2)));
         header[2] = 0x01;

@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use super::{bad_request, internal, parse, Refusal};
+use super::{bad_request, internal, parse, ReadRefusal};
 use crate::compile::documents::pages::strip_nulls;
 use crate::compile::{Artifact, CachePolicy};
 use crate::listing::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_CHARS};
@@ -71,7 +71,7 @@ pub(crate) struct AskResult {
 /// Whether the client asked for server-sent events: `streaming=true` (or `1`) or `false`
 /// (or `0`) decides; without it, an `Accept` that names `text/event-stream` with a quality
 /// above 0.
-fn wants_events(streaming: Option<&str>, headers: &HeaderMap) -> Result<bool, Refusal> {
+fn wants_events(streaming: Option<&str>, headers: &HeaderMap) -> Result<bool, ReadRefusal> {
     match streaming {
         Some("true" | "1") => Ok(true),
         Some("false" | "0") => Ok(false),
@@ -103,7 +103,7 @@ pub(crate) fn ask(
     model: &ReadModel,
     query: Option<&str>,
     headers: &HeaderMap,
-) -> Result<Artifact, Refusal> {
+) -> Result<Artifact, ReadRefusal> {
     let query = parse(query)?;
     // Every parameter is checked before the search runs.
     let streamed = wants_events(query.get("streaming"), headers)?;

@@ -31,14 +31,14 @@ const JSON: &str = "application/json";
 
 /// A refused request: status, error code and what to do instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub struct ReadRefusal {
     pub status: StatusCode,
     pub code: &'static str,
     pub description: String,
 }
 
-fn bad_request(description: impl Into<String>) -> Refusal {
-    Refusal {
+fn bad_request(description: impl Into<String>) -> ReadRefusal {
+    ReadRefusal {
         status: StatusCode::BAD_REQUEST,
         code: "invalid_request",
         description: description.into(),
@@ -46,8 +46,8 @@ fn bad_request(description: impl Into<String>) -> Refusal {
 }
 
 /// The query, parsed; the bounds were checked by the router before anything ran.
-fn parse(query: Option<&str>) -> Result<Query, Refusal> {
-    Query::parse(query).map_err(|error| Refusal {
+fn parse(query: Option<&str>) -> Result<Query, ReadRefusal> {
+    Query::parse(query).map_err(|error| ReadRefusal {
         status: error.status(),
         code: "invalid_request",
         description: error.to_string(),
@@ -55,7 +55,7 @@ fn parse(query: Option<&str>) -> Result<Query, Refusal> {
 }
 
 /// `limit`: how many items, from 1 to `max` (`default` when not given).
-fn limit(query: &Query, default: usize, max: usize) -> Result<usize, Refusal> {
+fn limit(query: &Query, default: usize, max: usize) -> Result<usize, ReadRefusal> {
     match query.get("limit") {
         None => Ok(default),
         Some(text) => match text.parse::<usize>() {
@@ -68,7 +68,7 @@ fn limit(query: &Query, default: usize, max: usize) -> Result<usize, Refusal> {
 }
 
 /// `cursor`: where an earlier answer left off (never empty).
-fn cursor(query: &Query) -> Result<Option<&str>, Refusal> {
+fn cursor(query: &Query) -> Result<Option<&str>, ReadRefusal> {
     match query.get("cursor") {
         Some("") => Err(bad_request(
             "`cursor` is empty; leave it out to start at the beginning",
@@ -77,12 +77,15 @@ fn cursor(query: &Query) -> Result<Option<&str>, Refusal> {
     }
 }
 
-fn page_error(error: listing::PageError) -> Refusal {
+fn page_error(error: listing::PageError) -> ReadRefusal {
     bad_request(error.description())
 }
 
 /// `GET /api/company?limit=&cursor=`.
-pub(crate) fn company_page(model: &ReadModel, query: Option<&str>) -> Result<Artifact, Refusal> {
+pub(crate) fn company_page(
+    model: &ReadModel,
+    query: Option<&str>,
+) -> Result<Artifact, ReadRefusal> {
     let query = parse(query)?;
     let limit = limit(&query, DEFAULT_LIMIT, MAX_LIMIT)?;
     let document = listing::company_document(model.site(), model.base(), limit, cursor(&query)?)
@@ -94,7 +97,7 @@ pub(crate) fn company_page(model: &ReadModel, query: Option<&str>) -> Result<Art
 }
 
 /// `GET /api/search?q=&limit=&cursor=`.
-pub(crate) fn search(model: &ReadModel, query: Option<&str>) -> Result<Artifact, Refusal> {
+pub(crate) fn search(model: &ReadModel, query: Option<&str>) -> Result<Artifact, ReadRefusal> {
     let query = parse(query)?;
     let words = query.get("q").map(str::trim).unwrap_or_default();
     if words.is_empty() {
@@ -134,9 +137,9 @@ fn with_next(artifact: Artifact, model: &ReadModel, path: &str, next: Option<Str
     }
 }
 
-fn internal(reason: String) -> Refusal {
+fn internal(reason: String) -> ReadRefusal {
     tracing::error!(%reason, "cannot serialize an API answer");
-    Refusal {
+    ReadRefusal {
         status: StatusCode::INTERNAL_SERVER_ERROR,
         code: "server_error",
         description: "the answer could not be produced".into(),

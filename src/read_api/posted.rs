@@ -6,7 +6,7 @@
 use hyper::StatusCode;
 use serde_json::Value;
 
-use super::{bad_request, Refusal};
+use super::{bad_request, ReadRefusal};
 use crate::auth::form;
 
 /// Largest body of a posted read.
@@ -15,14 +15,14 @@ pub const MAX_POSTED_BYTES: usize = 16 * 1024;
 /// The body as a query string. JSON members must be strings, except `prev` (earlier queries,
 /// a string or a list of strings, which is accepted and not used) and `query` as NLWeb 0.54
 /// sends it, an object whose `text` is the query; other members are ignored.
-pub fn posted_query(content_type: Option<&str>, body: &[u8]) -> Result<String, Refusal> {
+pub fn posted_query(content_type: Option<&str>, body: &[u8]) -> Result<String, ReadRefusal> {
     if form::is_media_type(content_type, "application/x-www-form-urlencoded") {
         return std::str::from_utf8(body)
             .map(String::from)
             .map_err(|_| bad_request("the form body is not UTF-8"));
     }
     if !form::is_media_type(content_type, "application/json") {
-        return Err(Refusal {
+        return Err(ReadRefusal {
             status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
             code: "invalid_request",
             description: "send the parameters as JSON or as a form (application/x-www-form-urlencoded), or in the query string of a GET".into(),

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{json, Value};
 
-use crate::auth::endpoints::{AuthService, Minting, PostRequest, RateLimits};
+use crate::auth::admission::{Minting, RateLimits};
+use crate::auth::endpoints::{AuthService, PostRequest};
 use crate::auth::keys::Keyring;
 use crate::auth::store::{EmbeddedStore, StoreHealth};
 use crate::compile::{compile, ArtifactSet, CompileInput};

@@ -122,7 +122,7 @@ pub fn finish(mut response: Response<Body>) -> Response<Body> {
     response
 }
 
-impl crate::auth::endpoints::Answer {
+impl crate::auth::reply::AuthReply {
     /// Auth answers carry credentials or describe one request: never stored by caches.
     pub fn into_response(self) -> Response<Body> {
         let mut response = Response::new(Body::new(Bytes::from(self.body)));

@@ -24,11 +24,14 @@ use super::mcp_transport::{check_origin, mcp_post, mcp_unauthorized};
 use super::reply::{self, Body};
 use super::{negotiate, origin, statics, App};
 use crate::auth::access::AccessTokenError;
+use crate::auth::admission::{Admitted, Minting};
 use crate::auth::bearer::{self, Presented};
-use crate::auth::endpoints::{self, Admitted, Answer, Minting, PostRequest, MAX_BODY_BYTES};
+use crate::auth::endpoints::{self, PostRequest};
 use crate::auth::form;
+use crate::auth::reply::AuthReply;
+use crate::auth::MAX_BODY_BYTES;
 use crate::query;
-use crate::read_api::{self, Refusal};
+use crate::read_api::{self, ReadRefusal};
 use crate::routes::{self, AnsweredBy, Computed, Core, MetricLabel, Route};
 
 /// True when `Accept` names `text/markdown` and likes it at least as much as `text/html`
@@ -81,7 +84,7 @@ pub(super) fn route<B>(
 ) -> (Routed<B>, MetricLabel) {
     let mut label = None;
     let routed = match decide(app, peer, &request, &mut label) {
-        Decision::Answer(response) => Routed::Answered(reply::finish(response)),
+        Decision::Respond(response) => Routed::Answered(reply::finish(response)),
         Decision::Wait {
             wait_for,
             unauthorized,
@@ -142,7 +145,7 @@ fn check_host<B>(request: &Request<B>) -> Option<Response<Body>> {
 /// What [`decide`] found.
 enum Decision {
     /// The response, made without waiting.
-    Answer(Response<Body>),
+    Respond(Response<Body>),
     /// The endpoint's answer waits (and on `/mcp`, the token was refused for this reason).
     Wait {
         wait_for: WaitFor,
@@ -159,19 +162,19 @@ fn decide<B>(
     label: &mut Option<MetricLabel>,
 ) -> Decision {
     if let Some(refusal) = check_host(request) {
-        return Decision::Answer(refusal);
+        return Decision::Respond(refusal);
     }
     // Before anything reads the query (the bearer check, the computed reads, MCP), so no
     // request costs more than one bounded pass over it.
     if let Err(refused) = query::check_size(request.uri().query()) {
-        return Decision::Answer(reply::error(
+        return Decision::Respond(reply::error(
             refused.status(),
             "invalid_request",
             &refused.to_string(),
         ));
     }
     let not_found = || {
-        Decision::Answer(reply::error(
+        Decision::Respond(reply::error(
             StatusCode::NOT_FOUND,
             "not_found",
             "no such resource; start at / or /.well-known/api-catalog",
@@ -228,15 +231,15 @@ fn decide<B>(
             request.headers(),
             request.uri().authority().map(|a| a.as_str()),
         ) {
-            return Decision::Answer(refusal);
+            return Decision::Respond(refusal);
         }
     }
     let method = request.method();
     if method == Method::OPTIONS {
-        return Decision::Answer(preflight(route));
+        return Decision::Respond(preflight(route));
     }
     if !route.methods.contains(method) {
-        return Decision::Answer(method_not_allowed(method, route));
+        return Decision::Respond(method_not_allowed(method, route));
     }
     let mut unauthorized = None;
     if let Some(metadata) = route.bearer {
@@ -248,23 +251,23 @@ fn decide<B>(
                 unauthorized = Some(description);
             }
             Err(BearerRefusal::InvalidToken(description)) => {
-                return Decision::Answer(reply::invalid_token(
+                return Decision::Respond(reply::invalid_token(
                     &app.config.base_url,
                     description,
                     metadata,
                 ))
             }
-            Err(BearerRefusal::Other(refusal)) => return Decision::Answer(*refusal),
+            Err(BearerRefusal::Other(refusal)) => return Decision::Respond(*refusal),
         }
     }
     if let Some(artifact) = artifact {
-        return Decision::Answer(statics::respond(artifact, request.headers()));
+        return Decision::Respond(statics::respond(artifact, request.headers()));
     }
     if let Some(computed) = computed {
         if computed.rate_limited {
             let client = app.proxies.client_address(peer, request.headers());
             if let Err(wait) = app.admit_search(client) {
-                return Decision::Answer(too_many_searches(wait));
+                return Decision::Respond(too_many_searches(wait));
             }
         }
         // The parameters are in the body, which is read in `answer_waiting`.
@@ -274,7 +277,7 @@ fn decide<B>(
                 unauthorized,
             };
         }
-        return Decision::Answer(computed_answer(
+        return Decision::Respond(computed_answer(
             (computed.read)(&live.model, query, request.headers()),
             request.headers(),
         ));
@@ -286,21 +289,23 @@ fn decide<B>(
         Core::Health => {
             let store = app.auth.store_health();
             if store.is_ok() {
-                return Decision::Answer(statics::respond(&live.health, request.headers()));
+                return Decision::Respond(statics::respond(&live.health, request.headers()));
             }
             let mut response = Response::new(Body::new(Bytes::from(live.health_with(&store))));
             response.headers_mut().insert(CONTENT_TYPE, reply::JSON);
             response
                 .headers_mut()
                 .insert(CACHE_CONTROL, reply::NO_STORE);
-            Decision::Answer(response)
+            Decision::Respond(response)
         }
         Core::Authorize => {
             let accept = request.headers().get_all(ACCEPT).iter();
             let wants_html = negotiate::named_quality(accept, "text/html").is_some_and(|q| q > 0);
-            Decision::Answer(endpoints::authorize(wants_html, &app.config.base_url).into_response())
+            Decision::Respond(
+                endpoints::authorize(wants_html, &app.config.base_url).into_response(),
+            )
         }
-        Core::Claim => Decision::Answer(endpoints::claim().into_response()),
+        Core::Claim => Decision::Respond(endpoints::claim().into_response()),
         Core::Register | Core::Token | Core::Revoke | Core::Mcp => Decision::Wait {
             wait_for: WaitFor::Core(core),
             unauthorized,
@@ -420,10 +425,10 @@ async fn with_body<B: RequestBody>(
         match read_in_turn(&parts, body, MAX_BODY_BYTES, app.connections.body_timeout).await {
             Ok(received) => received,
             Err(BodyError::ClientGone) => return client_gone(),
-            Err(BodyError::TooLarge) => return Answer::too_large().into_response(),
+            Err(BodyError::TooLarge) => return AuthReply::too_large().into_response(),
             Err(BodyError::TimedOut) => return body_timeout(app.connections.body_timeout),
             Err(BodyError::Unreadable) => {
-                return Answer::error(
+                return AuthReply::error(
                     StatusCode::BAD_REQUEST,
                     "invalid_request",
                     "the request body could not be read",
@@ -449,7 +454,7 @@ async fn with_body<B: RequestBody>(
 
 /// A computed read, served like a precompiled one (ETag, 304, HEAD), or its refusal.
 fn computed_answer(
-    answer: Result<crate::compile::Artifact, Refusal>,
+    answer: Result<crate::compile::Artifact, ReadRefusal>,
     headers: &HeaderMap,
 ) -> Response<Body> {
     match answer {
@@ -572,7 +577,8 @@ mod tests {
     use http_body_util::{BodyExt, Full};
 
     use super::*;
-    use crate::auth::endpoints::{AuthService, RateLimits};
+    use crate::auth::admission::RateLimits;
+    use crate::auth::endpoints::AuthService;
     use crate::auth::keys::Keyring;
     use crate::auth::store::EmbeddedStore;
     use crate::clock::{Clock, SystemClock};

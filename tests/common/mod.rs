@@ -15,7 +15,8 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
-use dossier::auth::endpoints::{AuthService, Limiter, RateLimits};
+use dossier::auth::admission::{Limiter, RateLimits};
+use dossier::auth::endpoints::AuthService;
 use dossier::auth::keys::Keyring;
 use dossier::auth::redis_store::RedisStore;
 use dossier::auth::store::{EmbeddedStore, RevocationStore};

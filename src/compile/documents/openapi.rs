@@ -10,7 +10,7 @@ use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
 use schemars::JsonSchema;
 
 use super::catalog::Linkset;
-use crate::auth::endpoints::{
+use crate::auth::wire::{
     Registration, RegistrationRequest, RevocationRequest, TokenRequest, TokenResponse,
 };
 use crate::error_body::ErrorBody;

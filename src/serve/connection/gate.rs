@@ -27,7 +27,7 @@ pub(super) struct Permit {
     client: Option<IpAddr>,
 }
 
-pub(super) enum Refusal {
+pub(super) enum ConnectionRefusal {
     Full,
     ClientFull,
 }
@@ -48,10 +48,13 @@ impl ConnectionGate {
 }
 
 impl Gate {
-    pub(super) fn admit(self: &Arc<Self>, client: Option<IpAddr>) -> Result<Permit, Refusal> {
+    pub(super) fn admit(
+        self: &Arc<Self>,
+        client: Option<IpAddr>,
+    ) -> Result<Permit, ConnectionRefusal> {
         if self.open.fetch_add(1, Ordering::AcqRel) >= self.limits.total {
             self.open.fetch_sub(1, Ordering::AcqRel);
-            return Err(Refusal::Full);
+            return Err(ConnectionRefusal::Full);
         }
         // A permit exists from here on, so every early return gives the place back.
         OPEN_CONNECTIONS.fetch_add(1, Ordering::Relaxed);
@@ -65,7 +68,7 @@ impl Gate {
             };
             let count = counts.entry(client).or_insert(0);
             if *count >= self.limits.per_client {
-                return Err(Refusal::ClientFull);
+                return Err(ConnectionRefusal::ClientFull);
             }
             *count += 1;
             permit.client = Some(client);
@@ -92,14 +95,14 @@ impl Drop for Permit {
 }
 
 /// The whole answer to a refused connection, written without parsing anything it sent.
-fn refusal_bytes(refusal: &Refusal) -> Vec<u8> {
+fn refusal_bytes(refusal: &ConnectionRefusal) -> Vec<u8> {
     let (status, code, description) = match refusal {
-        Refusal::Full => (
+        ConnectionRefusal::Full => (
             "503 Service Unavailable",
             "too_many_connections",
             "the server is at its connection limit; retry shortly",
         ),
-        Refusal::ClientFull => (
+        ConnectionRefusal::ClientFull => (
             "429 Too Many Requests",
             "too_many_connections",
             "too many open connections from this address; close some and retry",
@@ -117,7 +120,7 @@ fn refusal_bytes(refusal: &Refusal) -> Vec<u8> {
     .into_bytes()
 }
 
-pub(super) fn refuse(stream: TcpStream, peer: SocketAddr, refusal: Refusal) {
+pub(super) fn refuse(stream: TcpStream, peer: SocketAddr, refusal: ConnectionRefusal) {
     // One non-blocking write into an empty send buffer always fits; then the socket is
     // closed. Nothing waits on this client, so refusing costs no task and no descriptor.
     let _ = stream.try_write(&refusal_bytes(&refusal));
