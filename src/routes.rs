@@ -45,6 +45,10 @@ pub(crate) struct Computed {
     pub rate_limited: bool,
     /// The label `/metrics` counts computed answers under.
     pub metric: &'static str,
+    /// Query strings the contract test answers and checks against the row's schema (at
+    /// least one; a row without them fails that test).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub samples: &'static [&'static str],
 }
 
 /// The endpoints of the dynamic core, each answered by its own code in the router.
@@ -120,6 +124,7 @@ const fn searched(
     read: fn(&ReadModel, Option<&str>, &HeaderMap) -> Result<Artifact, ReadRefusal>,
     metric: &'static str,
     schema: &'static str,
+    samples: &'static [&'static str],
 ) -> Route {
     Route {
         answered_by: AnsweredBy::Computed(Computed {
@@ -127,6 +132,7 @@ const fn searched(
             document_without_query: false,
             rate_limited: true,
             metric,
+            samples,
         }),
         metric,
         ..api_document(path, schema)
@@ -200,6 +206,7 @@ pub(crate) static ROUTES: [Route; 39] = [
             document_without_query: true,
             rate_limited: false,
             metric: "company_page",
+            samples: &["limit=2", "limit=1000"],
         }),
         ..api_document(paths::API_COMPANY, "CompanyDocument")
     },
@@ -210,6 +217,7 @@ pub(crate) static ROUTES: [Route; 39] = [
         |model, query, _| read_api::search(model, query),
         "search",
         "SearchResults",
+        &["q=calibration", "q=sensors&limit=1", "q=zzzz-nothing"],
     ),
     Route {
         schema: Some("Health"),
@@ -221,7 +229,18 @@ pub(crate) static ROUTES: [Route; 39] = [
     // clients also POST their parameters.
     Route {
         methods: READ_OR_POST,
-        ..searched(paths::ASK, read_api::ask, "ask", "AskAnswer")
+        ..searched(
+            paths::ASK,
+            read_api::ask,
+            "ask",
+            "AskAnswer",
+            &[
+                "",
+                "query=calibration",
+                "query=careers&mode=summarize&query_id=x",
+                "query=zzzz-nothing",
+            ],
+        )
     },
     // The dynamic core.
     Route {

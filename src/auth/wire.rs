@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::form::Form;
 use crate::config::{CLIENT_CREDENTIALS_GRANT, JWT_BEARER_GRANT};
 
-/// `POST /agent/identity` body (checked field by field in [`AuthService::register`](super::endpoints::AuthService::register), whose
+/// `POST /agent/identity` body (checked field by field in `AuthService::register`, whose
 /// error messages are more specific than a decoder's).
 #[derive(JsonSchema)]
 pub(crate) struct RegistrationRequest {

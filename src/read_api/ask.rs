@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::{bad_request, internal, parse, ReadRefusal};
+use crate::compile::documents::operation::{self, Context};
 use crate::compile::documents::pages::strip_nulls;
 use crate::compile::{Artifact, CachePolicy};
 use crate::listing::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_CHARS};
@@ -261,6 +262,90 @@ fn result(model: &ReadModel, hit: Hit) -> AskResult {
         description: hit.snippet,
         schema_object: strip_nulls(schema_object),
     }
+}
+
+/// `/ask`'s operations (GET and POST) in `/openapi.json`.
+pub(crate) fn operation(context: &Context<'_>) -> Value {
+    let mut ask_get = operation::document_get(
+        "ask",
+        "NLWeb: a question answered with the pages that answer it, best first",
+        json!({
+            "description": "The results (JSON), or with `streaming=true` or `Accept: text/event-stream` the same as server-sent events: `begin-nlweb-response`, one `result` per batch, `end-nlweb-response`. Without `query`, an empty list and how to ask.",
+            "content": {
+                "application/json": {"schema": operation::schema_ref::<AskAnswer>()},
+                "text/event-stream": {"schema": {"type": "object", "description": "The data of each event: a JSON object whose `message_type` is its event name, carrying `query_id`, and on `result` events a batch of `results`."}}
+            }
+        }),
+        "company",
+    );
+    ask_get["get"]["description"] = json!(context.search_limit_description());
+    ask_get["get"]["responses"]["400"] = json!({"$ref": "#/components/responses/BadRequest"});
+    ask_get["get"]["responses"]["429"] = operation::rate_limited();
+    if let Some(parameters) = ask_get["get"]["parameters"].as_array_mut() {
+        parameters.push(json!({"name": "query", "in": "query", "required": false, "description": "The question, in words.", "schema": {"type": "string", "maxLength": MAX_SEARCH_CHARS}}));
+        parameters.push(json!({"name": "mode", "in": "query", "required": false, "description": "Only `list` is offered; another mode is answered as `list`, and `_meta.message` says so.", "schema": {"type": "string"}}));
+        parameters.push(json!({"name": "generate_mode", "in": "query", "required": false, "description": "The same as `mode`.", "schema": {"type": "string"}}));
+        parameters.push(json!({"name": "streaming", "in": "query", "required": false, "description": "`true` for server-sent events.", "schema": {"type": "string", "enum": ["true", "false", "1", "0"]}}));
+        parameters.push(json!({"name": "query_id", "in": "query", "required": false, "description": "Echoed in the answer.", "schema": {"type": "string"}}));
+        parameters.push(json!({"name": "site", "in": "query", "required": false, "description": "Accepted; the site is always this one.", "schema": {"type": "string"}}));
+        parameters.push(json!({"name": "prev", "in": "query", "required": false, "description": "Earlier queries of the conversation; accepted, not used.", "schema": {"type": "string"}}));
+    }
+    // NLWeb clients POST the same parameters as a form or a JSON object.
+    let text = json!({"type": "string"});
+    let posted = json!({
+        "type": "object",
+        "properties": {
+            "query": {"oneOf": [
+                {"type": "string", "maxLength": MAX_SEARCH_CHARS},
+                {"type": "object", "properties": {"text": {"type": "string", "maxLength": MAX_SEARCH_CHARS}}, "required": ["text"]}
+            ]},
+            "mode": text, "generate_mode": text, "site": text, "query_id": text,
+            "streaming": {"type": "string", "enum": ["true", "false", "1", "0"]},
+            "prev": {"oneOf": [text, {"type": "array", "items": text}]}
+        }
+    });
+    let mut ask_post = ask_get["get"].clone();
+    if let Some(operation) = ask_post.as_object_mut() {
+        operation.insert("operationId".into(), "askPost".into());
+        operation.insert(
+            "summary".into(),
+            "NLWeb: the same question, its parameters in the body".into(),
+        );
+        operation.remove("parameters");
+        operation.insert("requestBody".into(), json!({
+            "required": true,
+            "content": {
+                "application/json": {"schema": posted},
+                "application/x-www-form-urlencoded": {"schema": {
+                    "type": "object",
+                    "properties": {
+                        "query": {"type": "string", "maxLength": MAX_SEARCH_CHARS},
+                        "mode": text, "generate_mode": text, "site": text, "query_id": text, "prev": text,
+                        "streaming": {"type": "string", "enum": ["true", "false", "1", "0"]}
+                    }
+                }}
+            }
+        }));
+        if let Some(responses) = operation
+            .get_mut("responses")
+            .and_then(Value::as_object_mut)
+        {
+            responses.remove("304");
+            responses.insert(
+                "413".into(),
+                operation::error_response(&format!(
+                    "`request_too_large`: bodies are limited to {} bytes.",
+                    crate::read_api::MAX_POSTED_BYTES
+                )),
+            );
+            responses.insert(
+                "415".into(),
+                operation::error_response("The body is neither JSON nor a form."),
+            );
+        }
+    }
+    ask_get["post"] = ask_post;
+    ask_get
 }
 
 #[cfg(test)]

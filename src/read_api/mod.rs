@@ -12,6 +12,10 @@ mod ask;
 pub mod posted;
 
 pub(crate) use ask::{ask, AskAnswer};
+
+use serde_json::json;
+
+use crate::compile::documents::operation::{self, Context, Operations};
 pub use posted::{posted_query, MAX_POSTED_BYTES};
 
 use hyper::header::LINK;
@@ -94,6 +98,37 @@ pub(crate) fn company_page(
     let artifact = Artifact::json(paths::API_COMPANY, JSON, CachePolicy::Content, &document)
         .map_err(|e| internal(e.to_string()))?;
     Ok(with_next(artifact, model, paths::API_COMPANY, next))
+}
+
+/// The computed reads' operations in `/openapi.json` (`/api/company`'s is its document's).
+pub(crate) fn operations(context: &Context<'_>) -> Operations {
+    vec![
+        (paths::API_SEARCH, search_operation(context)),
+        (paths::ASK, ask::operation(context)),
+    ]
+}
+
+fn search_operation(context: &Context<'_>) -> serde_json::Value {
+    let mut search_get = operation::document_get(
+        "searchCompany",
+        "Ranked search over divisions, pages and contacts",
+        operation::json_response(
+            "Results, best first.",
+            operation::schema_ref::<SearchDocument>(),
+        ),
+        "company",
+    );
+    search_get["get"]["security"] = operation::read_security();
+    search_get["get"]["responses"]["400"] = json!({"$ref": "#/components/responses/BadRequest"});
+    search_get["get"]["responses"]["401"] = json!({"$ref": "#/components/responses/InvalidToken"});
+    search_get["get"]["description"] = json!(context.search_limit_description());
+    search_get["get"]["responses"]["429"] = operation::rate_limited();
+    if let Some(parameters) = search_get["get"]["parameters"].as_array_mut() {
+        parameters.push(json!({"name": "q", "in": "query", "required": true, "description": "Words to look for.", "schema": {"type": "string", "minLength": 1, "maxLength": MAX_SEARCH_CHARS}}));
+        parameters.push(operation::limit(DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT));
+        parameters.push(operation::cursor());
+    }
+    search_get
 }
 
 /// `GET /api/search?q=&limit=&cursor=`.

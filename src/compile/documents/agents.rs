@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
+use super::operation::{self, Context, Operations};
 use super::{pages, JSON};
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
 use crate::content::Page;
@@ -431,4 +432,93 @@ pub fn all(input: &CompileInput<'_>, auth_md: &[u8]) -> Result<Vec<Artifact>, Co
     ]);
     artifacts.extend(agent_skills(input, auth_md)?);
     Ok(artifacts)
+}
+
+/// The agent documents' operations in `/openapi.json`.
+pub(crate) fn operations(context: &Context<'_>) -> Operations {
+    use operation::{document_get, json_response, text, typed};
+    vec![
+        (
+            paths::LLMS_TXT,
+            text(
+                "getLlmsTxt",
+                "llms.txt: the site as a list of Markdown links",
+                "text/plain",
+            ),
+        ),
+        (
+            paths::ROBOTS_TXT,
+            text(
+                "getRobotsTxt",
+                "robots.txt with explicit AI-crawler groups",
+                "text/plain",
+            ),
+        ),
+        (
+            paths::SITEMAP,
+            text("getSitemap", "Sitemap of the HTML pages", "application/xml"),
+        ),
+        (
+            paths::MCP_SERVER_CARD,
+            document_get(
+                "getMcpServerCard",
+                "MCP server card (SEP-2127), at the MCP endpoint's URL + /server-card",
+                typed("MCP server card.", "application/mcp-server-card+json"),
+                "discovery",
+            ),
+        ),
+        (
+            paths::MCP_SERVER_CARD_LEGACY,
+            document_get(
+                "getMcpServerCardLegacy",
+                "The MCP server card in its earlier shape, for older scanners",
+                json_response(
+                    "MCP server card (earlier shape).",
+                    json!({"type": "object"}),
+                ),
+                "discovery",
+            ),
+        ),
+        (
+            paths::AI_CATALOG,
+            document_get(
+                "getAiCatalog",
+                "AI Catalog: the artifacts this site offers (its MCP server card)",
+                typed("AI Catalog.", "application/ai-catalog+json"),
+                "discovery",
+            ),
+        ),
+        (
+            "/divisions/{division_id}/llms.txt",
+            operation::with_id(
+                text(
+                    "getDivisionLlmsTxt",
+                    "llms.txt for one division: its pages as Markdown links",
+                    "text/plain",
+                ),
+                &context.division_id,
+            ),
+        ),
+        (
+            paths::FAVICON,
+            text("getFavicon", "The site's icon", "image/svg+xml"),
+        ),
+        (
+            paths::AGENT_SKILL,
+            text(
+                "getAgentSkill",
+                "The skill: front matter (name, description), then auth.md's instructions",
+                "text/markdown",
+            ),
+        ),
+        (
+            paths::AGENT_SKILLS,
+            document_get(
+                "getAgentSkills",
+                "Agent skills index (the skill below, with its digest)",
+                json_response("Agent skills index.", json!({"type": "object"})),
+                "discovery",
+            ),
+        ),
+    ]
 }

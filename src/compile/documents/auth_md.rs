@@ -5,9 +5,11 @@
 
 use minijinja::context;
 
+use super::operation::{self, Context, Operations};
 use crate::compile::templates::Templates;
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
 use crate::paths;
+use serde_json::json;
 
 pub const MARKDOWN: &str = "text/markdown; charset=utf-8";
 
@@ -48,4 +50,28 @@ pub fn auth_md(input: &CompileInput<'_>, templates: &Templates) -> Result<Artifa
         CachePolicy::Content,
         text,
     ))
+}
+
+/// auth.md's operations in `/openapi.json`, at both its paths.
+pub(crate) fn operations(_: &Context<'_>) -> Operations {
+    [
+        (paths::AUTH_MD, "getAuthMd"),
+        (paths::AUTH_MD_WELL_KNOWN, "getWellKnownAuthMd"),
+    ]
+    .into_iter()
+    .map(|(path, operation_id)| {
+        (
+            path,
+            operation::document_get(
+                operation_id,
+                "Instructions for agents: register, exchange, call, revoke",
+                json!({
+                    "description": "Markdown instructions.",
+                    "content": {"text/markdown": {"schema": {"type": "string"}}}
+                }),
+                "discovery",
+            ),
+        )
+    })
+    .collect()
 }

@@ -8,8 +8,10 @@ use hyper::header::{HeaderValue, LINK};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::operation::{self, Context, Operations};
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
 use crate::paths;
+use serde_json::json;
 
 pub const LINKSET_CONTENT_TYPE: &str =
     "application/linkset+json; profile=\"https://www.rfc-editor.org/info/rfc9727\"";
@@ -81,4 +83,23 @@ pub fn api_catalog(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
     )
     .map_err(|e| CompileError::new("api-catalog", e))?
     .with_header(LINK, link))
+}
+
+/// The API catalog's operation in `/openapi.json`.
+pub(crate) fn operations(_: &Context<'_>) -> Operations {
+    let link = json!({
+        "Link": {"description": "`<BASE/.well-known/api-catalog>; rel=\"api-catalog\"`", "schema": {"type": "string"}}
+    });
+    let mut catalog = operation::document_get(
+        "getApiCatalog",
+        "RFC 9727 API catalog",
+        json!({
+            "description": "A linkset (RFC 9264) pointing at this description, the documentation, the protected resource metadata and the health check.",
+            "headers": link.clone(),
+            "content": {"application/linkset+json": {"schema": operation::schema_ref::<Linkset>()}}
+        }),
+        "discovery",
+    );
+    catalog["head"]["responses"]["200"]["headers"] = link;
+    vec![(paths::API_CATALOG, catalog)]
 }

@@ -10,12 +10,15 @@ use std::sync::Arc;
 
 use hyper::header::{HeaderValue, LINK};
 
+use super::operation::{self, Context, Operations};
 use super::JSON;
 use crate::compile::reuse::UnchangedPages;
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
 use crate::config::BaseUrl;
 use crate::listing::{self, DEFAULT_LIMIT};
+use crate::listing::{CompanyDocument, DivisionDocument, PageDocument};
 use crate::paths;
+use serde_json::{json, Value};
 
 /// `Link: <…?cursor=…>; rel="next"` for a list with more to come.
 pub fn next_link(base: &BaseUrl, path: &str, cursor: &str) -> Option<HeaderValue> {
@@ -83,4 +86,62 @@ pub fn api_divisions(input: &CompileInput<'_>) -> Result<Vec<Artifact>, CompileE
             .map_err(|e| CompileError::new("/api/divisions", e))
         })
         .collect()
+}
+
+/// The read API documents' operations in `/openapi.json`.
+pub(crate) fn operations(context: &Context<'_>) -> Operations {
+    use operation::{document_get, json_response, read_security, schema_ref};
+    let mut company_get = document_get(
+        "getCompany",
+        "The company, its divisions and its pages",
+        json_response("The whole public record.", schema_ref::<CompanyDocument>()),
+        "company",
+    );
+    company_get["get"]["security"] = read_security();
+    company_get["get"]["responses"]["400"] = json!({"$ref": "#/components/responses/BadRequest"});
+    company_get["get"]["responses"]["401"] = json!({"$ref": "#/components/responses/InvalidToken"});
+    if let Some(parameters) = company_get["get"]["parameters"].as_array_mut() {
+        parameters.push(operation::limit(DEFAULT_LIMIT, listing::MAX_LIMIT));
+        parameters.push(operation::cursor());
+    }
+    company_get["get"]["description"] = json!(format!(
+        "Works without authentication. A valid bearer token gives the same bytes; a present but invalid, expired or revoked token gets 401. Pages are listed without their text, {DEFAULT_LIMIT} at a time by default; `next_cursor` and `Link: rel=\"next\"` continue."
+    ));
+    let api_document = |operation_id: &str, summary: &str, schema: Value, parameter: &Value| {
+        let mut item = document_get(
+            operation_id,
+            summary,
+            json_response(summary, schema),
+            "company",
+        );
+        item["get"]["security"] = read_security();
+        item["get"]["responses"]["401"] = json!({"$ref": "#/components/responses/InvalidToken"});
+        item["get"]["responses"]["404"] = json!({"$ref": "#/components/responses/NotFound"});
+        if let Some(parameters) = item["get"]["parameters"].as_array_mut() {
+            parameters.push(parameter.clone());
+        }
+        item["head"]["parameters"] = json!([parameter]);
+        item
+    };
+    vec![
+        (paths::API_COMPANY, company_get),
+        (
+            "/api/pages/{slug}",
+            api_document(
+                "getPage",
+                "One page, with its Markdown and its URL",
+                schema_ref::<PageDocument>(),
+                &context.slug,
+            ),
+        ),
+        (
+            "/api/divisions/{division_id}",
+            api_document(
+                "getDivision",
+                "One division, with its pages listed",
+                schema_ref::<DivisionDocument>(),
+                &context.division_id,
+            ),
+        ),
+    ]
 }

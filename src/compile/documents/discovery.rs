@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use super::operation::{self, Context, Operations};
 use super::JSON;
 use crate::auth::keys::PublicJwk;
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
@@ -147,4 +148,39 @@ pub fn discovery(input: &CompileInput<'_>) -> Result<Vec<Artifact>, CompileError
         .map_err(error("authorization server metadata"))?,
         jwks(input.jwks)?,
     ])
+}
+
+/// The OAuth discovery documents' operations in `/openapi.json`.
+pub(crate) fn operations(_: &Context<'_>) -> Operations {
+    use operation::metadata;
+    vec![
+        (
+            paths::PROTECTED_RESOURCE,
+            metadata(
+                "getProtectedResourceMetadata",
+                "OAuth protected resource metadata (RFC 9728)",
+            ),
+        ),
+        (
+            paths::PROTECTED_RESOURCE_MCP,
+            metadata(
+                "getMcpProtectedResourceMetadata",
+                "OAuth protected resource metadata for the MCP endpoint (RFC 9728)",
+            ),
+        ),
+        (
+            paths::AUTHORIZATION_SERVER,
+            metadata(
+                "getAuthorizationServerMetadata",
+                "OAuth authorization server metadata (RFC 8414) with agent_auth",
+            ),
+        ),
+        (
+            paths::JWKS,
+            metadata(
+                "getJwks",
+                "Public keys that sign identity assertions (RFC 7517)",
+            ),
+        ),
+    ]
 }

@@ -6,6 +6,7 @@ pub mod catalog;
 pub mod company;
 pub mod discovery;
 pub mod openapi;
+pub mod operation;
 pub mod pages;
 
 /// `application/json` for every plain JSON document.

@@ -16,6 +16,7 @@ use pulldown_cmark::{html, Event, Options, Parser, Tag, TagEnd};
 use serde_json::{json, Value};
 
 use super::auth_md::MARKDOWN;
+use super::operation::{self, Context, Operations};
 use crate::compile::reuse::UnchangedPages;
 use crate::compile::templates::Templates;
 use crate::compile::{exact_bytes, Artifact, CachePolicy, CompileError, CompileInput};
@@ -685,7 +686,7 @@ fn page(
 }
 
 /// One row per documented operation, in the OpenAPI description's order.
-fn operations(openapi: &Value) -> Vec<Value> {
+fn operation_rows(openapi: &Value) -> Vec<Value> {
     let mut rows = Vec::new();
     if let Some(paths) = openapi["paths"].as_object() {
         for (path, item) in paths {
@@ -710,7 +711,7 @@ fn docs(
     openapi: &Value,
     auth_md: &str,
 ) -> Result<Vec<Artifact>, CompileError> {
-    let operations = operations(openapi);
+    let operations = operation_rows(openapi);
     let tools = crate::mcp::tools::definitions(&input.site.company.name);
     // auth.md starts with its own H1; inside /docs it becomes a section.
     let auth_body = auth_md.split_once('\n').map_or(auth_md, |(_, rest)| rest);
@@ -799,6 +800,46 @@ pub fn pages(
         artifacts.extend(rendered?);
     }
     Ok(artifacts)
+}
+
+/// The pages' operations in `/openapi.json`.
+pub(crate) fn operations(context: &Context<'_>) -> Operations {
+    vec![
+        (
+            paths::INDEX,
+            operation::page(
+                "getIndex",
+                "The company overview, with links to everything else",
+            ),
+        ),
+        (
+            paths::DOCS,
+            operation::page(
+                "getDocs",
+                "This API described for people, with the agent flow",
+            ),
+        ),
+        (
+            "/divisions/{division_id}",
+            operation::with_id(
+                operation::page(
+                    "getDivisionPage",
+                    "One division, for people (and as Markdown)",
+                ),
+                &context.division_id,
+            ),
+        ),
+        (
+            "/{slug}",
+            operation::with_id(
+                operation::page(
+                    "getContentPage",
+                    "One content page, for people (and as Markdown)",
+                ),
+                &context.slug,
+            ),
+        ),
+    ]
 }
 
 #[cfg(test)]
