@@ -10,7 +10,7 @@ printed per case. Numbers are only comparable within one run on one machine.
 HTTP/2 is measured with h2load (nghttp2-client): dossier speaks h2c on its port, nginx on a
 second `listen ... http2` port with the same locations.
 
-Every case's medians go to benches/results/http.json and http.md (the table in the README),
+Every case's medians go to benches/results/http.json and http.md (the table in docs/testing.md),
 and, when matplotlib is importable (`just bench` installs it into target/venv), a chart of
 requests/s and p99 per case to benches/results/http.png.
 

@@ -480,6 +480,9 @@ mod tests {
         for route in ROUTES.iter() {
             assert_eq!(covered(route.path), route.dynamic_only, "{}", route.path);
         }
+        // Exact paths are written as they are into _redirects and _worker.js: a template
+        // there would match nothing.
+        assert!(rules.paths.iter().all(|path| !path.contains('{')));
         assert_eq!(rules.prefixes, ["/api/", "/agent/", "/oauth2/"]);
         assert_eq!(rules.paths, ["/ask", "/mcp"]);
     }
@@ -580,8 +583,8 @@ mod tests {
     /// The CLI reference's `/metrics` section lists the labels as they are.
     #[test]
     fn the_cli_reference_lists_every_metric_label() {
-        let readme = include_str!("../docs/cli.md");
-        let list = readme
+        let reference = include_str!("../docs/cli.md");
+        let list = reference
             .split("dossier_requests_total{route,status}` (route: ")
             .nth(1)
             .and_then(|rest| rest.split(';').next())

@@ -112,7 +112,7 @@ fn external(site: &Site) -> Result<(Vec<(usize, usize, String)>, String), HttpEr
     urls.truncate(MAX_EXTERNAL_URLS);
     let client = Client::new(Limits {
         requests: urls.len() * 2,
-        answer: Duration::from_secs(10),
+        run: Duration::from_secs(600),
         ..Limits::default()
     })?;
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -17,8 +17,8 @@ pub struct DoctorArgs {
     /// Print the findings as JSON instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Seconds to wait for each answer.
-    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+    /// Seconds to wait for each answer (1 to 600).
+    #[arg(long, default_value_t = 10, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
     pub timeout: u64,
 }
 
@@ -31,7 +31,7 @@ pub async fn doctor(args: &DoctorArgs) -> ExitCode {
         }
     };
     let limits = Limits {
-        answer: Duration::from_secs(args.timeout.max(1)),
+        answer: Duration::from_secs(args.timeout),
         ..Limits::default()
     };
     let report = match doctor::run(&target, limits).await {
@@ -44,7 +44,9 @@ pub async fn doctor(args: &DoctorArgs) -> ExitCode {
     if args.json {
         print!("{}", doctor::render_json(&report));
     } else {
-        let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        // As for the logs: a terminal, and `NO_COLOR` unset or empty (no-color.org).
+        let colour = std::io::stdout().is_terminal()
+            && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
         print!("{}", doctor::render_text(&report, colour));
     }
     if report.healthy() {

@@ -147,7 +147,7 @@ pub struct BuildArgs {
     #[arg(long, env = "DOSSIER_STATE", default_value = ".dossier-state")]
     pub state: PathBuf,
     /// Where the dynamic core runs when build/ is deployed to a CDN (e.g. https://core.example.com);
-    /// the generated _redirects and _worker.js proxy /agent/*, /oauth2/*, /api/* and /mcp to it.
+    /// the generated _redirects and _worker.js proxy /agent/*, /oauth2/*, /api/*, /ask and /mcp to it.
     #[arg(long, env = "DOSSIER_ORIGIN_URL")]
     pub origin_url: Option<String>,
     /// Also write each file's gzip and brotli variants (`.gz`, `.br`) and list them in the
@@ -287,8 +287,9 @@ fn log_panics() {
 /// Every line is formatted on the thread that logs it and written to stderr by a writer
 /// thread, so no request waits for the terminal or the disk. Access lines go through a
 /// queue of their own that drops what does not fit (counted in `/metrics` as
-/// `dossier_access_log_dropped_total`) rather than slow the requests it records; every
-/// other line waits for room, as a warning must not be lost. Keep the returned guards until
+/// `dossier_access_log_dropped_total`) rather than slow the requests it records. Every
+/// other line waits for room in its own queue (128,000 lines), as a warning must not be
+/// lost: only a log reader stalled for that long can hold up the few requests that log. Keep the returned guards until
 /// the process ends: dropping them writes out what is queued.
 #[must_use = "dropping the guards stops the log writers"]
 pub fn init_logging(json: bool) -> Vec<tracing_appender::non_blocking::WorkerGuard> {
@@ -344,9 +345,10 @@ pub fn init_logging(json: bool) -> Vec<tracing_appender::non_blocking::WorkerGua
     vec![access_guard, other_guard]
 }
 
-/// Access lines queued for the writer before further ones are dropped: about a second of
-/// requests at full speed on 2 cores, a few megabytes at most.
-const ACCESS_LOG_QUEUE_LINES: usize = 100_000;
+/// Access lines queued for the writer before further ones are dropped: about half a second
+/// of requests at full speed on 2 cores. A line is at most about 1.2 KB (path and user agent
+/// are capped once escaped), so the queue holds at most about 60 MB, and usually under 10.
+const ACCESS_LOG_QUEUE_LINES: usize = 50_000;
 
 fn config_for(base_url: BaseUrl, templates: &Path, compression: Compression) -> SiteConfig {
     SiteConfig {

@@ -32,6 +32,10 @@ pub struct Limits {
     pub answer: Duration,
     /// Bytes of a body read before the answer is refused as too large.
     pub body_bytes: usize,
+    /// Bytes of all bodies together: a server cannot fill memory one capped answer at a time.
+    pub total_bytes: usize,
+    /// The whole run: no request starts after it, however slowly a server answers each one.
+    pub run: Duration,
 }
 
 impl Default for Limits {
@@ -41,6 +45,8 @@ impl Default for Limits {
             connect: Duration::from_secs(5),
             answer: Duration::from_secs(10),
             body_bytes: 8 << 20,
+            total_bytes: 64 << 20,
+            run: Duration::from_secs(180),
         }
     }
 }
@@ -52,6 +58,8 @@ pub enum HttpError {
     Url(String),
     #[error("the budget of {0} requests is spent")]
     Budget(usize),
+    #[error("the run's time ({0:?}) is up")]
+    RunOver(Duration),
     #[error("could not connect to {host}: {reason}")]
     Connect { host: String, reason: String },
     #[error("TLS with {host} failed: {reason}")]
@@ -108,6 +116,9 @@ impl Response {
 pub struct Client {
     limits: Limits,
     sent: Arc<AtomicUsize>,
+    /// Body bytes read so far, against [`Limits::total_bytes`].
+    read: Arc<AtomicUsize>,
+    started: std::time::Instant,
     tls: tokio_rustls::TlsConnector,
 }
 
@@ -129,6 +140,8 @@ impl Client {
         Ok(Client {
             limits,
             sent: Arc::new(AtomicUsize::new(0)),
+            read: Arc::new(AtomicUsize::new(0)),
+            started: std::time::Instant::now(),
             tls: tokio_rustls::TlsConnector::from(Arc::new(config)),
         })
     }
@@ -183,6 +196,9 @@ impl Client {
             .map(|path| path.as_str().to_string())
             .unwrap_or_else(|| "/".to_string());
 
+        if self.started.elapsed() >= self.limits.run {
+            return Err(HttpError::RunOver(self.limits.run));
+        }
         let limit = self.limits.requests;
         if self
             .sent
@@ -258,17 +274,23 @@ impl Client {
                     body: Bytes::new(),
                 });
             }
-            let body = Limited::new(body, self.limits.body_bytes)
+            let left = self
+                .limits
+                .total_bytes
+                .saturating_sub(self.read.load(Ordering::Relaxed));
+            let cap = self.limits.body_bytes.min(left);
+            let body = Limited::new(body, cap)
                 .collect()
                 .await
                 .map_err(|error| {
                     if error.is::<http_body_util::LengthLimitError>() {
-                        HttpError::TooLarge(self.limits.body_bytes)
+                        HttpError::TooLarge(cap)
                     } else {
                         HttpError::Protocol(error.to_string())
                     }
                 })?
                 .to_bytes();
+            self.read.fetch_add(body.len(), Ordering::Relaxed);
             Ok(Response {
                 status: parts.status,
                 headers: parts.headers,

@@ -25,6 +25,37 @@ pub use report::{render_json, render_text};
 /// Registrations doctor may make (each one counts against the deployment's rate limit).
 pub const MAX_REGISTRATIONS: usize = 3;
 
+/// Findings kept from one run; a server that lists thousands of things gets a last finding
+/// saying how many more were not checked, not a report the size of its documents.
+const MAX_FINDINGS: usize = 300;
+
+/// Characters of a finding's text kept: server text is quoted in findings, and a document
+/// can be megabytes long.
+const MAX_FINDING_CHARS: usize = 300;
+
+/// `text` safe to print: control, separator and format characters (which can move the
+/// cursor, retitle the terminal or fake a line of the report) written as `\u{…}`, and at
+/// most [`MAX_FINDING_CHARS`] characters.
+fn printable(text: String) -> String {
+    let unsafe_char = |c: char| c.is_control() || crate::serve::access_log::is_invisible(c);
+    if text.chars().count() <= MAX_FINDING_CHARS && !text.chars().any(unsafe_char) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len().min(MAX_FINDING_CHARS * 2));
+    for (index, c) in text.chars().enumerate() {
+        if index == MAX_FINDING_CHARS {
+            out.push('…');
+            break;
+        }
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{{{:04x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The part of a deployment a finding is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -149,8 +180,21 @@ pub async fn run(target: &Target, limits: http::Limits) -> Result<Report, http::
         findings: Vec::new(),
         section: Section::Discovery,
         registrations: 0,
+        dropped_findings: 0,
     };
     checks::all(&mut doctor).await;
+    if doctor.dropped_findings > 0 {
+        let dropped = doctor.dropped_findings;
+        doctor.findings.push(Finding {
+            section: doctor.section,
+            check: format!("{dropped} more findings not shown"),
+            outcome: Outcome::Warn,
+            expected: format!("at most {MAX_FINDINGS} findings"),
+            seen: format!("{}", MAX_FINDINGS + dropped),
+            fix: "the deployment lists far more than dossier publishes; check what it serves"
+                .into(),
+        });
+    }
     Ok(Report {
         url: doctor.base.clone(),
         requests: doctor.client.sent(),
@@ -169,6 +213,8 @@ pub(crate) struct Doctor {
     findings: Vec<Finding>,
     section: Section,
     registrations: usize,
+    /// Findings past [`MAX_FINDINGS`], counted rather than kept.
+    dropped_findings: usize,
 }
 
 impl Doctor {
@@ -235,12 +281,16 @@ impl Doctor {
         seen: impl Into<String>,
         fix: impl Into<String>,
     ) {
+        if self.findings.len() >= MAX_FINDINGS {
+            self.dropped_findings += 1;
+            return;
+        }
         self.findings.push(Finding {
             section: self.section,
-            check: check.into(),
+            check: printable(check.into()),
             outcome,
-            expected: expected.into(),
-            seen: seen.into(),
+            expected: printable(expected.into()),
+            seen: printable(seen.into()),
             fix: fix.into(),
         });
     }
@@ -310,6 +360,38 @@ mod tests {
         ] {
             assert!(Target::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn server_text_cannot_drive_the_terminal_or_grow_the_report() {
+        assert_eq!(
+            printable("x\u{1b}]0;owned\u{7}\nhealthy: nothing failed".into()),
+            "x\\u{001b}]0;owned\\u{0007}\\u{000a}healthy: nothing failed"
+        );
+        assert_eq!(printable("a\u{202e}b".into()), "a\\u{202e}b");
+        let long = printable("é".repeat(1000));
+        assert_eq!(long.chars().count(), MAX_FINDING_CHARS + 1);
+        assert!(long.ends_with('…'));
+        assert_eq!(printable("plain text".into()), "plain text");
+    }
+
+    #[tokio::test]
+    async fn a_run_keeps_a_bounded_number_of_findings() {
+        let mut doctor = Doctor {
+            base: "http://127.0.0.1:9".into(),
+            host: "127.0.0.1".into(),
+            client: http::Client::new(http::Limits::default()).unwrap(),
+            cache: HashMap::new(),
+            findings: Vec::new(),
+            section: Section::Discovery,
+            registrations: 0,
+            dropped_findings: 0,
+        };
+        for index in 0..(MAX_FINDINGS + 50) {
+            doctor.fail(format!("check {index}"), "x", "y", "z");
+        }
+        assert_eq!(doctor.findings.len(), MAX_FINDINGS);
+        assert_eq!(doctor.dropped_findings, 50);
     }
 
     #[test]

@@ -22,6 +22,10 @@ pub const TARGET: &str = "dossier::access";
 /// Longest user agent logged; the rest is cut so one client cannot write long lines.
 const MAX_USER_AGENT_CHARS: usize = 200;
 
+/// Bytes a logged path or user agent takes at most once escaped (an escape is up to ten
+/// bytes for one character), which bounds the bytes the access log's queue can hold.
+const MAX_FIELD_BYTES: usize = 512;
+
 /// Counts the access lines the log writer's queue had no room for (see `cli::init_logging`).
 static DROPPED: std::sync::OnceLock<tracing_appender::non_blocking::ErrorCounter> =
     std::sync::OnceLock::new();
@@ -112,13 +116,20 @@ impl RequestLine {
 /// `text` cut to at most [`MAX_USER_AGENT_CHARS`] characters: one client cannot write long
 /// lines.
 fn cut(text: &str) -> String {
-    text.chars().take(MAX_USER_AGENT_CHARS).collect()
+    let mut out = String::new();
+    for c in text.chars().take(MAX_USER_AGENT_CHARS) {
+        if out.len() + c.len_utf8() > MAX_FIELD_BYTES {
+            break;
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Characters that change how a line reads without being control characters: line and
 /// paragraph separators, and the format characters (Unicode category Cf) that reorder or
 /// hide text, such as right-to-left overrides and zero-width characters.
-fn is_invisible(c: char) -> bool {
+pub(crate) fn is_invisible(c: char) -> bool {
     matches!(c,
         '\u{00AD}' | '\u{061C}' | '\u{180E}'
         | '\u{200B}'..='\u{200F}'
@@ -138,6 +149,9 @@ fn quoted(text: &str) -> String {
     let mut out = String::with_capacity(text.len().min(MAX_USER_AGENT_CHARS * 4) + 2);
     out.push('"');
     for c in text.chars().take(MAX_USER_AGENT_CHARS) {
+        if out.len() >= MAX_FIELD_BYTES {
+            break;
+        }
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -173,5 +187,8 @@ mod tests {
             "\"Mozilla/5.0 (X11; Linux) é\""
         );
         assert_eq!(cut(&"a".repeat(500)).len(), MAX_USER_AGENT_CHARS);
+        // Escapes cannot make a field long: at most MAX_FIELD_BYTES and its closing escape.
+        assert!(quoted(&"\u{E007F}".repeat(200)).len() <= MAX_FIELD_BYTES + 12);
+        assert!(cut(&"\u{1F600}".repeat(200)).len() <= MAX_FIELD_BYTES);
     }
 }

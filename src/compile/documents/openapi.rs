@@ -53,7 +53,7 @@ pub fn describe(input: &CompileInput<'_>) -> Value {
         super::auth_md::operations(&context),
         crate::read_api::operations(&context),
         service_operations(),
-        auth_paths(),
+        core_operations(),
     ];
     for (path, item) in described.into_iter().flatten() {
         let previous = paths_object.insert(path.into(), item);
@@ -222,7 +222,7 @@ fn service_operations() -> Operations {
 }
 
 /// The dynamic endpoints: MCP, registration, claim, token, revocation, authorization.
-fn auth_paths() -> Vec<(&'static str, Value)> {
+fn core_operations() -> Operations {
     let mut legacy = crate::mcp::LEGACY_VERSIONS;
     legacy.reverse();
     let mcp_description = format!(

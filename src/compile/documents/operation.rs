@@ -2,8 +2,10 @@
 //!
 //! An endpoint's operation is written beside the code that makes its answer (each document
 //! family's `operations`, and `read_api` for the computed reads), so adding an endpoint
-//! touches its own file, its row in `routes.rs` and its path, not a central description;
-//! `openapi.rs` only gathers them and adds what every operation says the same way.
+//! touches its own file, its row in `routes.rs` and its path, not a central description.
+//! `openapi.rs` gathers them and adds what every operation says the same way; it also
+//! holds the operations of the dynamic core (`core_operations`: registration, tokens,
+//! MCP), whose code lives in `auth` and `mcp`, below or beside this layer's documents.
 
 use schemars::JsonSchema;
 use serde_json::{json, Value};

@@ -437,7 +437,21 @@ async fn skills(doctor: &mut Doctor) {
             fix::REBUILD,
         );
     }
-    for skill in skills {
+    // dossier publishes one skill; a few are checked, so a long index cannot spend the
+    // request budget the agent flow and MCP need.
+    const SKILLS_CHECKED: usize = 4;
+    if skills.len() > SKILLS_CHECKED {
+        doctor.warn(
+            "skills index: skills",
+            format!("at most {SKILLS_CHECKED} checked"),
+            format!(
+                "{} listed; the first {SKILLS_CHECKED} checked",
+                skills.len()
+            ),
+            fix::REBUILD,
+        );
+    }
+    for skill in skills.into_iter().take(SKILLS_CHECKED) {
         let name = text_of(&skill["name"]);
         let Some(path) = doctor.under_origin(&format!("skill {name}: url"), &skill["url"]) else {
             continue;

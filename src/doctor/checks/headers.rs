@@ -192,6 +192,20 @@ pub(super) async fn check(doctor: &mut Doctor) {
         );
     }
 
+    // The computed reads: answered per request by the core, so they must reach it.
+    for path in ["/api/search?q=company", "/ask?query=company"] {
+        if let Some(response) = doctor.get(path).await {
+            let ok = response.status == StatusCode::OK && response.json().is_some();
+            doctor.expect(
+                ok,
+                format!("GET {path} reaches the core"),
+                "200 with JSON",
+                format!("{} {}", response.status, response.media_type()),
+                missing_fix(response.status, true),
+            );
+        }
+    }
+
     // The home page: discovery links and security headers.
     if let Some(home) = doctor.get(paths::INDEX).await {
         let link = home.header("link");

@@ -1,5 +1,5 @@
 //! The checks, in the order an agent meets a deployment: discovery documents, the headers
-//! they come with, the agent flow, MCP, then DNS — a file each. Paths an agent finds
+//! they come with, the agent flow and MCP, a file each here, then DNS (`doctor/dns.rs`). Paths an agent finds
 //! through a document (the token endpoint, the server card, the skills) are taken from that
 //! document, not assumed, so a document pointing somewhere wrong shows. What several
 //! checks share is here: the fixes findings name, and fetching a document with its status
@@ -24,13 +24,13 @@ pub(super) use discovery::Discovered;
 mod fix {
     pub(super) const HEADERS: &str = "the host does not send the headers in build/_headers: upload _headers with build/ (Netlify, Cloudflare Pages); on S3 + CloudFront set them in a response-headers policy (docs/deploy.md, \"Deploy behind a CDN\")";
     pub(super) const CONTENT_TYPE: &str = "the host guesses the type from the file name: upload build/_headers (Netlify, Cloudflare Pages), or upload with `just deploy-s3`, which sets each Content-Type from manifest.json (S3)";
-    pub(super) const PROXY: &str = "the dynamic paths /agent/*, /oauth2/*, /api/* and /mcp must reach `dossier serve --dynamic-only`: build with --origin-url naming the core (its _redirects and _worker.js proxy them), or on CloudFront add a behaviour per path to the core (docs/deploy.md)";
+    pub(super) const PROXY: &str = "the dynamic paths /agent/*, /oauth2/*, /api/*, /ask and /mcp must reach `dossier serve --dynamic-only`: build with --origin-url naming the core (its _redirects and _worker.js proxy them), or on CloudFront add a behaviour per path to the core (docs/deploy.md)";
     pub(super) const UPLOAD: &str = "upload all of build/, dot-directories (.well-known) included, or run `dossier serve` where this URL points";
     pub(super) const BASE_URL: &str =
         "build and serve with --base-url set to the public origin this was checked at";
     pub(super) const STATE: &str = "build/ was made with other keys than the core signs with: build with the core's state directory (`dossier build --state DIR`, the same DIR as `serve --state`) and upload build/ again";
     pub(super) const FORWARD: &str = "the proxy in front of the core must forward Authorization, Accept, Origin, Content-Type and the MCP-* headers unchanged (CloudFront: an origin request policy with all viewer headers)";
-    pub(super) const NO_CACHE: &str = "the CDN caches an answer that must come from the core each time: turn caching off for /agent/*, /oauth2/*, /api/* and /mcp";
+    pub(super) const NO_CACHE: &str = "the CDN caches an answer that must come from the core each time: turn caching off for /agent/*, /oauth2/*, /api/*, /ask and /mcp";
     pub(super) const REWRITE: &str = "the host redirects where it must serve the document: apply the same-site rewrites in build/_redirects (Netlify, Cloudflare Pages), or upload with `just deploy-s3`, which stores each document at its URL path (S3)";
     pub(super) const REBUILD: &str = "rebuild with the current dossier and upload build/ again";
 }
@@ -194,4 +194,24 @@ pub(super) async fn challenge(
             fix::PROXY
         },
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fix;
+
+    #[test]
+    fn the_fixes_name_every_path_a_cdn_must_send_to_the_core() {
+        let rules = crate::routes::proxy_rules();
+        let wanted = rules
+            .prefixes
+            .iter()
+            .map(|prefix| format!("{prefix}*"))
+            .chain(rules.paths.iter().map(|path| path.to_string()));
+        for path in wanted {
+            for text in [fix::PROXY, fix::NO_CACHE] {
+                assert!(text.contains(&path), "{path} is not in: {text}");
+            }
+        }
+    }
 }
