@@ -289,8 +289,9 @@ fn log_panics() {
 /// queue of their own that drops what does not fit (counted in `/metrics` as
 /// `dossier_access_log_dropped_total`) rather than slow the requests it records. Every
 /// other line waits for room in its own queue (128,000 lines), as a warning must not be
-/// lost: only a log reader stalled for that long can hold up the few requests that log. Keep the returned guards until
-/// the process ends: dropping them writes out what is queued.
+/// lost: only a log reader stalled for that long can hold up the few requests that log.
+/// Keep the returned guards until the process ends: dropping them writes out what is
+/// queued.
 #[must_use = "dropping the guards stops the log writers"]
 pub fn init_logging(json: bool) -> Vec<tracing_appender::non_blocking::WorkerGuard> {
     use tracing_subscriber::filter::filter_fn;

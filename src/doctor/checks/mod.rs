@@ -1,9 +1,9 @@
 //! The checks, in the order an agent meets a deployment: discovery documents, the headers
-//! they come with, the agent flow and MCP, a file each here, then DNS (`doctor/dns.rs`). Paths an agent finds
-//! through a document (the token endpoint, the server card, the skills) are taken from that
-//! document, not assumed, so a document pointing somewhere wrong shows. What several
-//! checks share is here: the fixes findings name, and fetching a document with its status
-//! and type checked.
+//! they come with, the agent flow and MCP, a file each here, then DNS (`doctor/dns.rs`).
+//! Paths an agent finds through a document (the token endpoint, the server card, the
+//! skills) are taken from that document, not assumed, so a document pointing somewhere
+//! wrong shows. What several checks share is here: the fixes findings name, and fetching a
+//! document with its status and type checked.
 
 mod discovery;
 mod flow;
