@@ -24,6 +24,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -60,9 +61,11 @@ def free_port():
 
 def wait_for(url, deadline=20):
     end = time.time() + deadline
+    # The TLS servers use a certificate made for the run, which nothing verifies.
+    context = ssl._create_unverified_context() if url.startswith("https:") else None
     while time.time() < end:
         try:
-            with urllib.request.urlopen(url, timeout=1):
+            with urllib.request.urlopen(url, timeout=1, context=context):
                 return
         except Exception:
             time.sleep(0.05)
@@ -83,7 +86,7 @@ def common_headers(build_dir):
     return headers
 
 
-def nginx_config(build_dir, manifest, port, h2_port, log_port, workdir):
+def nginx_config(build_dir, manifest, port, h2_port, log_port, tls_port, workdir):
     """A tuned nginx config (as in shared/reference/perf.md) serving build/ like dossier."""
     locations = []
     common = common_headers(build_dir)
@@ -132,6 +135,16 @@ http {{
     server {{
         listen 127.0.0.1:{log_port} reuseport;
         access_log {workdir}/nginx-access.log;
+        root {build_dir};
+{''.join(locations)}
+    }}
+    server {{
+        listen 127.0.0.1:{tls_port} ssl http2 reuseport;
+        ssl_certificate {workdir}/cert.pem;
+        ssl_certificate_key {workdir}/key.pem;
+        ssl_protocols TLSv1.2 TLSv1.3;
+        ssl_session_cache shared:SSL:10m;
+        access_log {workdir}/nginx-tls-access.log;
         root {build_dir};
 {''.join(locations)}
     }}
@@ -354,6 +367,7 @@ def main():
     os.chmod(workdir, 0o755)  # nginx workers run as an unprivileged user
     dossier_port, nginx_port, nginx_h2_port = free_port(), free_port(), free_port()
     logging_port, nginx_logging_port = free_port(), free_port()
+    tls_port, nginx_tls_port = free_port(), free_port()
     base = f"http://127.0.0.1:{dossier_port}"
     build_dir = os.path.join(workdir, "build")
     state = os.path.join(workdir, "state")
@@ -365,6 +379,13 @@ def main():
     # embedded store is one process's), holding the same keys as the build's.
     logging_state = os.path.join(workdir, "state-logging")
     shutil.copytree(state, logging_state)
+    tls_state = os.path.join(workdir, "state-tls")
+    shutil.copytree(state, tls_state)
+    # A P-256 certificate for 127.0.0.1, for both TLS servers.
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-keyout", os.path.join(workdir, "key.pem"), "-out", os.path.join(workdir, "cert.pem"),
+                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
 
     env = dict(os.environ, DOSSIER_LOG="warn")
     dossier = subprocess.Popen([DOSSIER, "serve", "--from", build_dir, "--addr", f"127.0.0.1:{dossier_port}",
@@ -380,13 +401,23 @@ def main():
                                 "--state", logging_state, "--max-connections-per-client", "100000"],
                                stdout=subprocess.DEVNULL, stderr=logging_output,
                                env={k: v for k, v in os.environ.items() if k != "DOSSIER_LOG"})
+    # The same over TLS (rustls against nginx's OpenSSL), access logs on both sides.
+    tls_output = open(os.path.join(workdir, "dossier-tls-access.log"), "wb")
+    tls = subprocess.Popen([DOSSIER, "serve", "--from", build_dir, "--addr", f"127.0.0.1:{tls_port}",
+                            "--base-url", base, "--state", tls_state,
+                            "--tls-cert", os.path.join(workdir, "cert.pem"),
+                            "--tls-key", os.path.join(workdir, "key.pem"),
+                            "--max-connections-per-client", "100000"],
+                           stdout=subprocess.DEVNULL, stderr=tls_output,
+                           env={k: v for k, v in os.environ.items() if k != "DOSSIER_LOG"})
     nginx = subprocess.Popen([nginx_bin, "-c", nginx_config(build_dir, manifest, nginx_port, nginx_h2_port,
-                                                            nginx_logging_port, workdir)])
+                                                            nginx_logging_port, nginx_tls_port, workdir)])
     servers = {"dossier": f"http://127.0.0.1:{dossier_port}", "nginx": f"http://127.0.0.1:{nginx_port}"}
     logging_servers = {"dossier": f"http://127.0.0.1:{logging_port}",
                        "nginx": f"http://127.0.0.1:{nginx_logging_port}"}
+    tls_servers = {"dossier": f"https://127.0.0.1:{tls_port}", "nginx": f"https://127.0.0.1:{nginx_tls_port}"}
     try:
-        for url in list(servers.values()) + list(logging_servers.values()):
+        for url in list(servers.values()) + list(logging_servers.values()) + list(tls_servers.values()):
             wait_for(url + "/api/company")
         check_same_responses(servers)
         token = access_token(servers["dossier"])
@@ -420,6 +451,23 @@ def main():
                 for name, server in logging_servers.items():
                     results[name].append(run_wrk(server + "/api/company", [], args.duration, args.connections))
             by_case[case] = medians = report(case, results)
+            ratio(case, "dossier/nginx", medians["dossier"] / medians["nginx"], 1.05)
+        case = "GET /api/company (TLS, logs on)"
+        if not (args.only and args.only not in case):
+            results = {name: [] for name in tls_servers}
+            for _ in range(args.rounds):
+                for name, server in tls_servers.items():
+                    results[name].append(run_wrk(server + "/api/company", [], args.duration, args.connections))
+            medians = report(case, results)
+            ratio(case, "dossier/nginx", medians["dossier"] / medians["nginx"], 1.05)
+        case = "GET /api/company (TLS, HTTP/2, logs on)"
+        if not (args.only and args.only not in case):
+            results = {name: [] for name in tls_servers}
+            for _ in range(args.rounds):
+                for name, server in tls_servers.items():
+                    results[name].append(run_h2load(server + "/api/company", args.duration,
+                                                    args.connections, workdir))
+            medians = report(case, results)
             ratio(case, "dossier/nginx", medians["dossier"] / medians["nginx"], 1.05)
         if "GET /api/company (identity)" in by_case and "GET /api/company (bearer)" in by_case:
             ratio("GET /api/company (bearer)", "bearer/anonymous",
@@ -520,10 +568,13 @@ def main():
     finally:
         dossier.send_signal(signal.SIGTERM)
         logging.send_signal(signal.SIGTERM)
+        tls.send_signal(signal.SIGTERM)
         nginx.send_signal(signal.SIGQUIT)
         dossier.wait(timeout=15)
         logging.wait(timeout=15)
         logging_output.close()
+        tls.wait(timeout=15)
+        tls_output.close()
         nginx.wait(timeout=15)
         shutil.rmtree(workdir, ignore_errors=True)
 
