@@ -44,7 +44,7 @@ RATIOS = []
 
 
 def ensure_tools():
-    packages = {"nginx": "nginx-light", "wrk": "wrk", "h2load": "nghttp2-client"}
+    packages = {"nginx": "nginx-light", "wrk": "wrk", "h2load": "nghttp2-client", "openssl": "openssl"}
     missing = [tool for tool in packages if shutil.which(tool) is None and not os.path.exists(f"/usr/sbin/{tool}")]
     if missing:
         print(f"installing {' '.join(missing)} with apt-get", file=sys.stderr)
