@@ -210,39 +210,36 @@ pub(super) async fn check(doctor: &mut Doctor) {
             fix::FORWARD,
         );
     }
-    if let Some(response) = doctor
-        .send(
-            Method::POST,
-            paths::MCP,
+    let refusals: [(&[(&str, &str)], StatusCode, &str); 2] = [
+        (
             &[("accept", "text/html"), TYPE],
-            request("ping", json!({})),
-        )
-        .await
-    {
-        doctor.expect(
-            response.status == StatusCode::NOT_ACCEPTABLE,
+            StatusCode::NOT_ACCEPTABLE,
             "Accept reaches the core (Accept: text/html is refused with 406)",
-            "406",
-            response.status.to_string(),
-            fix::FORWARD,
-        );
-    }
-    if let Some(response) = doctor
-        .send(
-            Method::POST,
-            paths::MCP,
+        ),
+        (
             &[ACCEPT, TYPE, ("origin", "https://doctor.invalid")],
-            request("ping", json!({})),
-        )
-        .await
-    {
-        doctor.expect(
-            response.status == StatusCode::FORBIDDEN,
+            StatusCode::FORBIDDEN,
             "Origin reaches the core (a foreign Origin is refused with 403)",
-            "403",
-            response.status.to_string(),
-            fix::FORWARD,
-        );
+        ),
+    ];
+    for (headers, refused_with, check) in refusals {
+        if let Some(response) = doctor
+            .send(
+                Method::POST,
+                paths::MCP,
+                headers,
+                request("ping", json!({})),
+            )
+            .await
+        {
+            doctor.expect(
+                response.status == refused_with,
+                check,
+                refused_with.as_u16().to_string(),
+                response.status.to_string(),
+                fix::FORWARD,
+            );
+        }
     }
     let metadata = format!(
         "resource_metadata=\"{base}{}\"",
