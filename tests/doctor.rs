@@ -3,63 +3,11 @@
 //! does) with the dynamic core behind it, the same build/ on Python's `http.server` (which
 //! ignores both), and a build whose keys are not the core's.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
-use crate::common::{free_port, run_dossier, sample_content, ServerProcess};
-
-/// A static host serving `dir` on `port`: `tests/support/static_host.py` (Netlify's rules),
-/// or with `plain`, `python3 -m http.server` (no rules at all).
-struct StaticHost(Child);
-
-impl StaticHost {
-    fn start(dir: &Path, port: u16, plain: bool) -> StaticHost {
-        let mut command = Command::new("python3");
-        if plain {
-            command.args([
-                "-u",
-                "-m",
-                "http.server",
-                "--bind",
-                "127.0.0.1",
-                "--directory",
-            ]);
-            command.arg(dir).arg(port.to_string());
-        } else {
-            command
-                .arg(concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/tests/support/static_host.py"
-                ))
-                .arg(dir)
-                .arg(port.to_string());
-        }
-        let mut child = command
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert!(
-            line.to_ascii_lowercase().contains("serving http") || line.contains("listening on"),
-            "{line:?}"
-        );
-        StaticHost(child)
-    }
-}
-
-impl Drop for StaticHost {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::common::{build_for, free_port, run_dossier, sample_content, ServerProcess, StaticHost};
 
 /// Runs `dossier doctor URL --json`: its exit code and report.
 fn doctor(url: &str) -> (Option<i32>, Value) {
@@ -109,23 +57,25 @@ fn assert_healthy(code: Option<i32>, report: &Value) {
 }
 
 fn build(out: &Path, state: &Path, base: &str, origin: Option<&str>) {
+    let output = build_for(base, &sample_content(), out, state, origin, false);
+    assert!(output.status.success(), "{output:?}");
+}
+
+/// `dossier serve --dynamic-only` on `addr`, for the origin `base`, keys in `state`.
+fn start_core(addr: &str, base: &str, state: &Path) -> ServerProcess {
     let content = sample_content();
-    let mut args = vec![
-        "build",
+    ServerProcess::start(&[
+        "--dynamic-only",
         "--content",
         content.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--state",
-        state.to_str().unwrap(),
+        "--addr",
+        addr,
         "--base-url",
         base,
-    ];
-    if let Some(origin) = origin {
-        args.extend(["--origin-url", origin]);
-    }
-    let output = run_dossier(&args);
-    assert!(output.status.success(), "{output:?}");
+        "--state",
+        state.to_str().unwrap(),
+        "--no-watch",
+    ])
 }
 
 #[test]
@@ -191,19 +141,7 @@ fn a_static_host_with_the_rules_of_build_and_the_core_behind_it_is_healthy() {
     let base = format!("http://127.0.0.1:{front}");
     let core_addr = format!("127.0.0.1:{}", free_port());
     build(&out, &state, &base, Some(&format!("http://{core_addr}")));
-    let content = sample_content();
-    let _core = ServerProcess::start(&[
-        "--dynamic-only",
-        "--content",
-        content.to_str().unwrap(),
-        "--addr",
-        &core_addr,
-        "--base-url",
-        &base,
-        "--state",
-        state.to_str().unwrap(),
-        "--no-watch",
-    ]);
+    let _core = start_core(&core_addr, &base, &state);
     let _host = StaticHost::start(&out, front, false);
     let (code, report) = doctor(&base);
     assert_healthy(code, &report);
@@ -257,20 +195,7 @@ fn a_build_from_other_keys_in_front_of_a_core_is_caught() {
         &base,
         Some(&format!("http://{core_addr}")),
     );
-    let content = sample_content();
-    let core_state = dir.path().join("core-state");
-    let _core = ServerProcess::start(&[
-        "--dynamic-only",
-        "--content",
-        content.to_str().unwrap(),
-        "--addr",
-        &core_addr,
-        "--base-url",
-        &base,
-        "--state",
-        core_state.to_str().unwrap(),
-        "--no-watch",
-    ]);
+    let _core = start_core(&core_addr, &base, &dir.path().join("core-state"));
     let _host = StaticHost::start(&out, front, false);
     let (code, report) = doctor(&base);
     assert_eq!(code, Some(1), "{report:#}");

@@ -238,25 +238,7 @@ fn check_external_fetches_the_pages_links_only_when_asked() {
     std::fs::create_dir(&files).unwrap();
     std::fs::write(files.join("ok.txt"), "ok").unwrap();
     let port = crate::common::free_port();
-    let mut server = Command::new("python3")
-        .args([
-            "-u",
-            "-m",
-            "http.server",
-            "--bind",
-            "127.0.0.1",
-            "--directory",
-        ])
-        .arg(&files)
-        .arg(port.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let server = crate::common::StaticHost::start(&files, port, true);
     let closed = crate::common::free_port();
     let page = site.join("content/pages/about.md");
     let mut markdown = std::fs::read_to_string(&page).unwrap();
@@ -274,8 +256,7 @@ fn check_external_fetches_the_pages_links_only_when_asked() {
     );
 
     let output = dossier_in(&site, &["check", "--external"], &[]);
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output));
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(

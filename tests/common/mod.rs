@@ -564,6 +564,18 @@ fn build(
     origin: Option<&str>,
     precompress: bool,
 ) -> std::process::Output {
+    build_for(BUILD_BASE, content, out, state, origin, precompress)
+}
+
+/// Runs `dossier build` for the origin `base`, with `--origin-url` when given.
+pub fn build_for(
+    base: &str,
+    content: &Path,
+    out: &Path,
+    state: &Path,
+    origin: Option<&str>,
+    precompress: bool,
+) -> std::process::Output {
     let mut args = vec![
         "build",
         "--content",
@@ -573,7 +585,7 @@ fn build(
         "--state",
         state.to_str().unwrap(),
         "--base-url",
-        BUILD_BASE,
+        base,
     ];
     if precompress {
         args.push("--precompress");
@@ -595,4 +607,54 @@ pub async fn api_with(client: &HttpClient, server: &ServerProcess, token: &str) 
         )
         .await
         .status
+}
+
+/// A static host serving `dir` on `port`: `tests/support/static_host.py` (Netlify's rules),
+/// or with `plain`, `python3 -m http.server` (no rules at all).
+pub struct StaticHost(Child);
+
+impl StaticHost {
+    pub fn start(dir: &Path, port: u16, plain: bool) -> StaticHost {
+        let mut command = Command::new("python3");
+        if plain {
+            command.args([
+                "-u",
+                "-m",
+                "http.server",
+                "--bind",
+                "127.0.0.1",
+                "--directory",
+            ]);
+            command.arg(dir).arg(port.to_string());
+        } else {
+            command
+                .arg(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/tests/support/static_host.py"
+                ))
+                .arg(dir)
+                .arg(port.to_string());
+        }
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(
+            line.to_ascii_lowercase().contains("serving http") || line.contains("listening on"),
+            "{line:?}"
+        );
+        StaticHost(child)
+    }
+}
+
+impl Drop for StaticHost {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

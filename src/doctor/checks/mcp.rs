@@ -210,7 +210,13 @@ pub(super) async fn check(doctor: &mut Doctor) {
             fix::FORWARD,
         );
     }
-    let refusals: [(&[(&str, &str)], StatusCode, &str); 2] = [
+    /// Request headers, the status the core refuses them with, and the check's name.
+    type Refused = (
+        &'static [(&'static str, &'static str)],
+        StatusCode,
+        &'static str,
+    );
+    let refusals: [Refused; 2] = [
         (
             &[("accept", "text/html"), TYPE],
             StatusCode::NOT_ACCEPTABLE,
