@@ -1,16 +1,15 @@
-//! The health document (`GET /api/health`): what the service says about itself, as a wire
-//! type with its derived schema and the one function that fills it.
+//! The health document (`GET /api/health`): what the service says about itself, and the
+//! one function that fills it (its wire type is [`crate::wire::Health`]).
 //!
 //! It lives below `live` and `compile` because both need it: `live` fills it for every
 //! version, and the OpenAPI document publishes its schema.
 
 use std::time::SystemTime;
 
-use serde::Serialize;
-
 use crate::auth::store::StoreHealth;
 use crate::clock::rfc3339;
 use crate::content::ContentError;
+use crate::wire::{ContentHealth, Health, StoreReport};
 
 /// Whether the content on disk is what is being served.
 #[derive(Debug, Clone, Default)]
@@ -19,45 +18,6 @@ pub enum ContentStatus {
     Ok,
     /// The latest edit did not compile; the previous version is still served.
     Error(Vec<ContentError>),
-}
-
-/// `GET /api/health`.
-#[derive(Serialize, schemars::JsonSchema)]
-pub(crate) struct Health<'a> {
-    /// `degraded` while the latest content edit does not compile (the last good version is
-    /// served) or the revocation store cannot write; the service keeps answering either way.
-    #[schemars(extend("enum" = ["ok", "degraded"]))]
-    status: &'static str,
-    version: &'static str,
-    #[schemars(extend("format" = "date-time"))]
-    started_at: String,
-    content: ContentHealth<'a>,
-    store: StoreReport<'a>,
-}
-
-#[derive(Serialize, schemars::JsonSchema)]
-struct StoreReport<'a> {
-    #[schemars(extend("enum" = ["ok", "degraded"]))]
-    status: &'static str,
-    /// Why writes fail (present while degraded).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'a str>,
-    /// Seconds until the store tries to reopen.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    retry_in: Option<u64>,
-}
-
-#[derive(Serialize, schemars::JsonSchema)]
-struct ContentHealth<'a> {
-    /// Hash of the artifact set being served.
-    revision: &'a str,
-    #[schemars(extend("enum" = ["ok", "error"]))]
-    status: &'static str,
-    #[schemars(extend("enum" = ["content", "build"]))]
-    source: &'static str,
-    /// Present while the latest edit does not compile; the last good revision is still served.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    errors: Option<&'a [ContentError]>,
 }
 
 pub(crate) fn health_document<'a>(

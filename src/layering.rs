@@ -14,18 +14,11 @@ use std::path::{Path, PathBuf};
 /// Top-level modules, lowest layer first.
 const LAYERS: &[&[&str]] = &[
     // What the service promises and every stage shares: settings and limits, URLs, time,
-    // query bounds, the error shape, the thread pool.
-    &[
-        "clock",
-        "config",
-        "paths",
-        "query",
-        "error_body",
-        "parallel",
-        "suggest",
-    ],
-    // Content read into the site model; the auth core (keys, tokens, store).
-    &["content", "auth"],
+    // query bounds, the thread pool.
+    &["clock", "config", "paths", "query", "parallel", "suggest"],
+    // Content read into the site model; the shapes written onto the wire (which embed the
+    // model); the auth core (keys, tokens, store).
+    &["content", "wire", "auth"],
     // Everything made from the model: artifacts, listings and search, the read model and
     // the reads computed from it, the endpoint table, MCP, schemas, health.
     &[

@@ -17,7 +17,6 @@ pub mod compile;
 pub mod config;
 pub mod content;
 pub mod doctor;
-pub(crate) mod error_body;
 pub(crate) mod health;
 pub(crate) mod key_watch;
 #[cfg(test)]
@@ -38,3 +37,4 @@ pub mod search;
 pub mod serve;
 pub mod spool;
 pub(crate) mod suggest;
+pub(crate) mod wire;

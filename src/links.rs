@@ -240,31 +240,45 @@ pub(crate) fn report_pages(
 ) -> Vec<String> {
     let broken = broken_links_in(site, served, positions)
         .into_iter()
-        .map(|link| (link.page, link.body_line, link.message()))
+        .map(|link| LineMessage {
+            page: link.page,
+            body_line: link.body_line,
+            message: link.message(),
+        })
         .collect();
     locate(site, content_dir, broken)
 }
 
-/// Messages about lines of pages (`(page position, body line, message)`) as
-/// `file:line: message`, ordered by file and line.
-pub(crate) fn locate(
-    site: &Site,
-    content_dir: &Path,
-    messages: Vec<(usize, usize, String)>,
-) -> Vec<String> {
+/// A message about one line of a page's body, before it is placed in the page's file.
+pub(crate) struct LineMessage {
+    /// The page's position in `Site::pages`.
+    pub(crate) page: usize,
+    /// The line within the page's body (1-based).
+    pub(crate) body_line: usize,
+    pub(crate) message: String,
+}
+
+/// Messages about lines of pages as `file:line: message`, ordered by file and line.
+pub(crate) fn locate(site: &Site, content_dir: &Path, messages: Vec<LineMessage>) -> Vec<String> {
     if messages.is_empty() {
         return Vec::new();
     }
     let sources = page_sources(site, &content_dir.join("pages"));
     let mut located: Vec<(String, usize, String)> = messages
         .into_iter()
-        .map(|(page, body_line, message)| {
-            let (file, before) = match &sources[page] {
-                Some((file, before)) => (file.display().to_string(), *before),
-                None => (format!("page {}", site.pages[page].slug), 0),
-            };
-            (file, before + body_line, message)
-        })
+        .map(
+            |LineMessage {
+                 page,
+                 body_line,
+                 message,
+             }| {
+                let (file, before) = match &sources[page] {
+                    Some((file, before)) => (file.display().to_string(), *before),
+                    None => (format!("page {}", site.pages[page].slug), 0),
+                };
+                (file, before + body_line, message)
+            },
+        )
         .collect();
     located.sort();
     located

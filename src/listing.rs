@@ -7,15 +7,12 @@
 //! Cursors are base64url so clients treat them as opaque; a cursor that no longer matches
 //! (its item was deleted) is an error that says to start again.
 
+use crate::config::BaseUrl;
+use crate::content::{Division, Page, Site};
+use crate::paths;
+use crate::wire::{CompanyDocument, DivisionDocument, PageDocument, PageListing};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use schemars::JsonSchema;
-use serde::Serialize;
-
-use crate::config::BaseUrl;
-use crate::content::{Company, Division, Page, Site};
-use crate::paths;
-use crate::search::Hit;
 
 /// Page listings per answer when the client does not say: fits a model's context easily.
 pub(crate) const DEFAULT_LIMIT: usize = 100;
@@ -27,26 +24,6 @@ pub(crate) const DEFAULT_SEARCH_LIMIT: usize = 10;
 pub(crate) const MAX_SEARCH_LIMIT: usize = 50;
 /// Longest search accepted, in characters (REST and MCP alike).
 pub(crate) const MAX_SEARCH_CHARS: usize = 200;
-
-/// One page in a list: what it is about and where to read it, without its text.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
-pub(crate) struct PageListing<'a> {
-    pub slug: &'a str,
-    pub title: &'a str,
-    pub summary: &'a str,
-    /// The id of the division the page belongs to.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub division: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("format" = "date"))]
-    pub updated: Option<&'a str>,
-    /// The page for people (HTML; `.md` for Markdown): the address to cite.
-    #[schemars(url)]
-    pub url: String,
-    /// The page as JSON, with its Markdown.
-    #[schemars(url)]
-    pub api_url: String,
-}
 
 pub(crate) fn page_url(base: &BaseUrl, slug: &str) -> String {
     base.join(&paths::page(slug))
@@ -132,17 +109,6 @@ pub(crate) fn paginate<'a, T, K: AsRef<str>>(
     Ok((page, next))
 }
 
-/// `GET /api/company`: the company, every division, and one page of page listings.
-#[derive(Debug, Serialize, JsonSchema)]
-pub(crate) struct CompanyDocument<'a> {
-    pub company: &'a Company,
-    pub divisions: &'a [Division],
-    pub pages: Vec<PageListing<'a>>,
-    /// Present when more pages follow: pass it as `?cursor=` to continue.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-}
-
 /// The `/api/company` answer for `limit` and `cursor`.
 pub(crate) fn company_document<'a>(
     site: &'a Site,
@@ -159,35 +125,12 @@ pub(crate) fn company_document<'a>(
     })
 }
 
-/// `GET /api/pages/{slug}` and the MCP tool `get_page`: one page with its Markdown.
-#[derive(Serialize, JsonSchema)]
-pub(crate) struct PageDocument<'a> {
-    pub page: &'a Page,
-    /// The page for people: the address to cite.
-    #[schemars(url)]
-    pub url: String,
-    /// The page of the division it belongs to.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(url)]
-    pub division_url: Option<String>,
-}
-
 pub(crate) fn page_document<'a>(base: &BaseUrl, page: &'a Page) -> PageDocument<'a> {
     PageDocument {
         page,
         url: page_url(base, &page.slug),
         division_url: page.division.as_deref().map(|id| division_url(base, id)),
     }
-}
-
-/// `GET /api/divisions/{id}` and the MCP tool `get_division`: one division with its pages
-/// listed.
-#[derive(Serialize, JsonSchema)]
-pub(crate) struct DivisionDocument<'a> {
-    pub division: &'a Division,
-    #[schemars(url)]
-    pub url: String,
-    pub pages: Vec<PageListing<'a>>,
 }
 
 /// The division with at most `limit` of its pages listed.
@@ -208,17 +151,6 @@ pub(crate) fn division_document<'a>(
             .map(|page| page_listing(base, page))
             .collect(),
     }
-}
-
-/// `GET /api/search`: ranked results, best first.
-#[derive(Serialize, JsonSchema)]
-#[schemars(rename = "SearchResults")]
-pub(crate) struct SearchDocument<'a> {
-    pub query: &'a str,
-    pub results: Vec<Hit>,
-    /// Present when more results follow: pass it as `?cursor=` to continue.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
 }
 
 #[cfg(test)]

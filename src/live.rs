@@ -336,7 +336,7 @@ impl Live {
             self.started_at,
             store,
         );
-        crate::error_body::json_line(&document)
+        crate::wire::json_line(&document)
     }
 
     pub fn version(&self) -> Version {

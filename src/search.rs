@@ -19,25 +19,9 @@
 use std::collections::HashMap;
 
 use rust_stemmers::{Algorithm, Stemmer};
-use serde::Serialize;
 
 use crate::content::{Contact, Page, Site};
-
-/// One search hit, as returned by `search_company_info` and `/api/search`.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Hit {
-    #[schemars(extend("enum" = ["division", "page", "contact"]))]
-    pub kind: &'static str,
-    pub id: String,
-    pub title: String,
-    pub snippet: String,
-    /// The `company://` resource with the full record.
-    pub uri: String,
-    /// The page for people: the address to cite.
-    #[schemars(url)]
-    pub url: String,
-    pub score: f64,
-}
+pub use crate::wire::Hit;
 
 /// One ranked item, before its snippet is made.
 #[derive(Debug, Clone, Copy, PartialEq)]

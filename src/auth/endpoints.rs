@@ -24,11 +24,11 @@ use super::keys::{Keyring, PublicJwk};
 use super::limits::RateLimiter;
 use super::reply::AuthReply;
 use super::store::{RevocationStore, StoreError, StoreHealth};
-use super::wire::{IdentityBlock, Registration, RevocationRequest, TokenRequest, TokenResponse};
 use super::{random_id, CryptoError};
 use crate::clock::{rfc3339, unix_seconds};
 use crate::config::{AuthPolicy, BaseUrl, CLIENT_CREDENTIALS_GRANT, JWT_BEARER_GRANT};
 use crate::paths;
+use crate::wire::{IdentityBlock, Registration, RevocationRequest, TokenRequest, TokenResponse};
 
 /// Registration types that present an assertion from another issuer (AUTH.md's
 /// `identity_assertion`, the ID-JAG profile): none is trusted here.
@@ -616,7 +616,7 @@ mod tests {
     use crate::auth::store::EmbeddedStore;
 
     const BASE: &str = "https://info.example.com";
-    const JSON: &str = "application/json";
+    use crate::wire::JSON;
     const FORM: &str = "application/x-www-form-urlencoded";
 
     fn service(state: &std::path::Path, limits: RateLimits) -> AuthService {

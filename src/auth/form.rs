@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 
+use crate::wire::{RevocationRequest, TokenRequest};
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", self.description())]
 pub enum FormError {
@@ -72,6 +74,27 @@ pub fn parse(content_type: Option<&str>, body: &[u8]) -> Result<Form, FormError>
         }
     }
     Ok(Form(seen))
+}
+
+/// The token and revocation requests read from their forms.
+impl<'a> TokenRequest<'a> {
+    pub(super) fn from_form(form: &'a Form) -> TokenRequest<'a> {
+        TokenRequest {
+            grant_type: form.get("grant_type"),
+            assertion: form.get("assertion"),
+            scope: form.get("scope"),
+            resource: form.get("resource"),
+            client_id: form.get("client_id"),
+        }
+    }
+}
+impl<'a> RevocationRequest<'a> {
+    pub(super) fn from_form(form: &'a Form) -> RevocationRequest<'a> {
+        RevocationRequest {
+            token: form.get("token"),
+            token_type_hint: form.get("token_type_hint"),
+        }
+    }
 }
 
 #[cfg(test)]

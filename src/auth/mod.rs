@@ -16,7 +16,6 @@ pub mod redis_store;
 pub mod reply;
 pub mod shared_keys;
 pub mod store;
-pub mod wire;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;

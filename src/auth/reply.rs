@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::store::StoreError;
 use super::MAX_BODY_BYTES;
-use crate::error_body::{json_line, ErrorBody};
+use crate::wire::{json_line, ErrorBody};
 
 /// A finished answer from the auth core, not yet an HTTP response.
 #[derive(Debug, Clone, PartialEq, Eq)]

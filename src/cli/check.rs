@@ -14,7 +14,7 @@ use super::SiteArgs;
 use crate::config::Compression;
 use crate::content::Site;
 use crate::doctor::http::{Client, HttpError, Limits};
-use crate::links::{self, ExternalLink};
+use crate::links::{self, ExternalLink, LineMessage};
 use crate::live;
 
 /// External links fetched at once.
@@ -102,8 +102,7 @@ enum Outcome {
 
 /// Fetches each distinct external URL once; the failures as `(page, body line, message)`
 /// for every link to a failing URL, and a one-line summary.
-#[allow(clippy::type_complexity)]
-fn external(site: &Site) -> Result<(Vec<(usize, usize, String)>, String), HttpError> {
+fn external(site: &Site) -> Result<(Vec<LineMessage>, String), HttpError> {
     let found = links::external_links(site);
     let mut urls: Vec<&str> = found.iter().map(|link| link.url.as_str()).collect();
     urls.sort_unstable();
@@ -135,11 +134,11 @@ fn external(site: &Site) -> Result<(Vec<(usize, usize, String)>, String), HttpEr
             Outcome::Redirected(..) => redirected += 1,
             Outcome::Failed(reason) => {
                 for link in found.iter().filter(|link: &&ExternalLink| link.url == *url) {
-                    failures.push((
-                        link.page,
-                        link.body_line,
-                        format!("external link: {url}: {reason}"),
-                    ));
+                    failures.push(LineMessage {
+                        page: link.page,
+                        body_line: link.body_line,
+                        message: format!("external link: {url}: {reason}"),
+                    });
                 }
             }
         }

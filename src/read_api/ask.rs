@@ -9,8 +9,6 @@
 //! `begin-nlweb-response`, one `result` event per batch of results, `end-nlweb-response`.
 
 use hyper::header::{HeaderMap, HeaderValue, ACCEPT};
-use schemars::JsonSchema;
-use serde::Serialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -22,52 +20,12 @@ use crate::listing::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_CHARS};
 use crate::paths;
 use crate::read_model::ReadModel;
 use crate::search::Hit;
+use crate::wire::{AskAnswer, AskMeta, AskResult};
 
 /// The NLWeb protocol version these answers follow.
 pub(crate) const NLWEB_VERSION: &str = "0.54";
 /// Results per `result` event when streaming.
 const RESULTS_PER_EVENT: usize = 5;
-
-/// The JSON answer.
-#[derive(Serialize, JsonSchema)]
-#[schemars(rename = "AskAnswer")]
-pub(crate) struct AskAnswer {
-    #[serde(rename = "_meta")]
-    meta: AskMeta,
-    /// The client's `query_id`, or one made from the query.
-    query_id: String,
-    /// Best first; empty without a query.
-    results: Vec<AskResult>,
-}
-
-#[derive(Serialize, JsonSchema)]
-pub(crate) struct AskMeta {
-    #[schemars(extend("enum" = ["answer"]))]
-    response_type: &'static str,
-    version: &'static str,
-    /// The mode answered: always `list`.
-    #[schemars(extend("enum" = ["list"]))]
-    mode: &'static str,
-    /// What the client should know: how to ask, or that another mode was answered as a list.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<String>,
-}
-
-#[derive(Serialize, JsonSchema)]
-pub(crate) struct AskResult {
-    /// The page to cite.
-    #[schemars(url)]
-    url: String,
-    name: String,
-    /// This site's origin.
-    site: String,
-    score: f64,
-    description: String,
-    /// The schema.org object the result is about (`Organization` for a division, `WebPage`
-    /// for a page, `ContactPoint` for a contact), with `@context`.
-    #[schemars(extend("type" = "object"))]
-    schema_object: Value,
-}
 
 /// Whether the client asked for server-sent events: `streaming=true` (or `1`) or `false`
 /// (or `0`) decides; without it, an `Accept` that names `text/event-stream` with a quality

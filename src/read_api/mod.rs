@@ -11,7 +11,7 @@
 mod ask;
 pub mod posted;
 
-pub(crate) use ask::{ask, AskAnswer};
+pub(crate) use ask::ask;
 
 use serde_json::json;
 
@@ -24,14 +24,13 @@ use hyper::StatusCode;
 use crate::compile::documents::company::next_link;
 use crate::compile::{Artifact, CachePolicy};
 use crate::listing::{
-    self, paginate, SearchDocument, DEFAULT_LIMIT, DEFAULT_SEARCH_LIMIT, MAX_LIMIT,
-    MAX_SEARCH_CHARS, MAX_SEARCH_LIMIT,
+    self, paginate, DEFAULT_LIMIT, DEFAULT_SEARCH_LIMIT, MAX_LIMIT, MAX_SEARCH_CHARS,
+    MAX_SEARCH_LIMIT,
 };
 use crate::paths;
 use crate::query::Query;
 use crate::read_model::ReadModel;
-
-const JSON: &str = "application/json";
+use crate::wire::{SearchDocument, JSON};
 
 /// A refused request: status, error code and what to do instead.
 #[derive(Debug, Clone, PartialEq, Eq)]

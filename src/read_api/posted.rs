@@ -59,7 +59,7 @@ pub fn posted_query(content_type: Option<&str>, body: &[u8]) -> Result<String, R
 mod tests {
     use super::*;
 
-    const JSON: Option<&str> = Some("application/json");
+    const JSON: Option<&str> = Some(crate::wire::JSON);
 
     #[test]
     fn forms_and_json_objects_become_query_strings() {

@@ -295,7 +295,7 @@ pub async fn run(
 /// A response: ready when the handler returns (almost every request), or a boxed future
 /// for a request that waits for its body, the store or the MCP core. A document costs no
 /// allocation and no move of the router's state this way.
-type Answer = Either<
+type ResponseFuture = Either<
     std::future::Ready<hyper::Response<reply::Body>>,
     Pin<Box<dyn Future<Output = hyper::Response<reply::Body>> + Send>>,
 >;
@@ -305,7 +305,7 @@ fn answer(
     app: &Arc<App>,
     peer: SocketAddr,
     request: hyper::Request<hyper::body::Incoming>,
-) -> Answer {
+) -> ResponseFuture {
     let started = std::time::Instant::now();
     let line = RequestLine::start(app.access_log, &app.proxies, peer, &request);
     match router::route(app, peer, request) {

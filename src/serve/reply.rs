@@ -11,7 +11,7 @@ use hyper::header::{HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE, WWW_AU
 use hyper::{Response, StatusCode};
 
 use crate::compile::cdn::COMMON_HEADERS;
-use crate::error_body::ErrorBody;
+use crate::wire::ErrorBody;
 
 /// A response body: one buffer (almost every response: a precompiled artifact's `Bytes`),
 /// or a few sent one after the other without being copied into one (an MCP answer: its
@@ -76,7 +76,7 @@ impl hyper::body::Body for Body {
     }
 }
 
-pub const JSON: HeaderValue = HeaderValue::from_static("application/json");
+pub const JSON: HeaderValue = HeaderValue::from_static(crate::wire::JSON);
 pub const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
 pub const PRAGMA: HeaderName = HeaderName::from_static("pragma");
 pub const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
@@ -97,7 +97,7 @@ static COMMON: LazyLock<Vec<(HeaderName, HeaderValue)>> = LazyLock::new(|| {
 
 /// A JSON error response; never cached, since errors describe one request.
 pub fn error(status: StatusCode, code: &str, description: &str) -> Response<Body> {
-    let body = crate::error_body::json_line(&ErrorBody {
+    let body = crate::wire::json_line(&ErrorBody {
         error: code,
         error_description: description,
     });

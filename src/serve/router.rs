@@ -621,19 +621,19 @@ mod tests {
         )
     }
 
-    struct Answer {
+    struct Received {
         status: u16,
         headers: HeaderMap,
         body: String,
     }
 
-    async fn send(app: &App, request: Request<Full<Bytes>>) -> Answer {
+    async fn send(app: &App, request: Request<Full<Bytes>>) -> Received {
         let peer: SocketAddr = "192.0.2.7:40000".parse().unwrap();
         let (response, _) = handle(app, peer, request).await;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let bytes = response.into_body().collect().await.unwrap().to_bytes();
-        Answer {
+        Received {
             status,
             headers,
             body: String::from_utf8_lossy(&bytes).into_owned(),

@@ -5,39 +5,12 @@
 use std::collections::BTreeMap;
 
 use hyper::header::{HeaderValue, LINK};
-use schemars::JsonSchema;
-use serde::Serialize;
 
 use super::operation::{self, Context, Operations};
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
 use crate::paths;
+use crate::wire::{LinkContext, LinkTarget, Linkset, LINKSET_CONTENT_TYPE};
 use serde_json::json;
-
-pub const LINKSET_CONTENT_TYPE: &str =
-    "application/linkset+json; profile=\"https://www.rfc-editor.org/info/rfc9727\"";
-
-/// An RFC 9264 linkset in its JSON form.
-#[derive(Serialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub(crate) struct Linkset {
-    linkset: Vec<LinkContext>,
-}
-
-#[derive(Serialize, JsonSchema)]
-struct LinkContext {
-    #[schemars(url)]
-    anchor: String,
-    #[serde(flatten)]
-    relations: BTreeMap<&'static str, Vec<LinkTarget>>,
-}
-
-#[derive(Serialize, JsonSchema)]
-struct LinkTarget {
-    #[schemars(url)]
-    href: String,
-    #[serde(rename = "type")]
-    media_type: &'static str,
-}
 
 pub fn api_catalog(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
     let base = &input.config.base_url;

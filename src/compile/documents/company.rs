@@ -16,8 +16,8 @@ use crate::compile::reuse::UnchangedPages;
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
 use crate::config::BaseUrl;
 use crate::listing::{self, DEFAULT_LIMIT};
-use crate::listing::{CompanyDocument, DivisionDocument, PageDocument};
 use crate::paths;
+use crate::wire::{CompanyDocument, DivisionDocument, PageDocument};
 use serde_json::{json, Value};
 
 /// `Link: <…?cursor=…>; rel="next"` for a list with more to come.

@@ -9,5 +9,4 @@ pub mod openapi;
 pub mod operation;
 pub mod pages;
 
-/// `application/json` for every plain JSON document.
-pub const JSON: &str = "application/json";
+pub(crate) use crate::wire::JSON;

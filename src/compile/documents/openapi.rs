@@ -8,16 +8,13 @@ use serde_json::{json, Value};
 use super::JSON;
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
 
-use super::catalog::Linkset;
-use crate::auth::wire::{
-    Registration, RegistrationRequest, RevocationRequest, TokenRequest, TokenResponse,
-};
-use crate::error_body::ErrorBody;
-use crate::health::Health;
-use crate::listing::{CompanyDocument, DivisionDocument, PageDocument, SearchDocument};
 use crate::paths;
-use crate::read_api::AskAnswer;
 use crate::schema::{Definitions, Schemas};
+use crate::wire::{
+    AskAnswer, CompanyDocument, DivisionDocument, ErrorBody, Health, Linkset, PageDocument,
+    Registration, RegistrationRequest, RevocationRequest, SearchDocument, TokenRequest,
+    TokenResponse,
+};
 
 use super::operation::{
     document_get, error_response, json_response, rate_limited, read_security, schema_ref, Context,

@@ -11,9 +11,9 @@ use schemars::JsonSchema;
 use serde_json::{json, Value};
 
 use crate::compile::CompileInput;
-use crate::error_body::ErrorBody;
 use crate::paths;
 use crate::schema::name_of;
+use crate::wire::ErrorBody;
 
 /// Operations by path (OpenAPI's path items).
 pub(crate) type Operations = Vec<(&'static str, Value)>;

@@ -35,7 +35,7 @@ mod fix {
     pub(super) const REBUILD: &str = "rebuild with the current dossier and upload build/ again";
 }
 
-pub(super) const JSON: &str = "application/json";
+pub(super) use crate::wire::JSON;
 
 pub(super) async fn all(doctor: &mut Doctor) {
     let discovered = discovery::check(doctor).await;

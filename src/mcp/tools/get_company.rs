@@ -5,14 +5,15 @@ use serde_json::{Map, Value};
 use super::arguments::NoArguments;
 use super::Tool;
 use crate::content::Site;
-use crate::listing::{company_document, CompanyDocument, DEFAULT_LIMIT};
+use crate::listing::{company_document, DEFAULT_LIMIT};
 use crate::read_model::ReadModel;
+use crate::wire::CompanyDocument;
 
 pub(crate) struct GetCompany;
 
 impl Tool for GetCompany {
     type Arguments = NoArguments;
-    type Answer<'a> = CompanyDocument<'a>;
+    type Output<'a> = CompanyDocument<'a>;
     const NAME: &'static str = "get_company";
     const TITLE: &'static str = "Get everything about the company";
     const USE_FOR: &'static str = "for the whole record";

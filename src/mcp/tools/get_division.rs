@@ -8,8 +8,9 @@ use super::arguments::Id;
 use super::{find_division, Tool};
 use crate::config::BaseUrl;
 use crate::content::{Division, Site};
-use crate::listing::{division_document, DivisionDocument, DEFAULT_LIMIT};
+use crate::listing::{division_document, DEFAULT_LIMIT};
 use crate::read_model::ReadModel;
+use crate::wire::DivisionDocument;
 
 pub(crate) struct GetDivision;
 
@@ -33,7 +34,7 @@ impl GetDivision {
 
 impl Tool for GetDivision {
     type Arguments = DivisionArguments;
-    type Answer<'a> = DivisionDocument<'a>;
+    type Output<'a> = DivisionDocument<'a>;
     const NAME: &'static str = "get_division";
     const TITLE: &'static str = "Get one division";
     const USE_FOR: &'static str = "for one of them";

@@ -5,8 +5,9 @@ use serde::Deserialize;
 
 use super::arguments::Id;
 use super::{find_page, Tool};
-use crate::listing::{page_document, PageDocument};
+use crate::listing::page_document;
 use crate::read_model::ReadModel;
+use crate::wire::PageDocument;
 
 pub(crate) struct GetPage;
 
@@ -19,7 +20,7 @@ pub(crate) struct PageArguments {
 
 impl Tool for GetPage {
     type Arguments = PageArguments;
-    type Answer<'a> = PageDocument<'a>;
+    type Output<'a> = PageDocument<'a>;
     const NAME: &'static str = "get_page";
     const TITLE: &'static str = "Get one page";
     const USE_FOR: &'static str = "for one page's text";

@@ -119,7 +119,7 @@ pub(crate) fn all_contacts<'a>(site: &'a Site, base: &BaseUrl) -> ContactList<'a
 
 impl Tool for ListContacts {
     type Arguments = ListArguments;
-    type Answer<'a> = ContactList<'a>;
+    type Output<'a> = ContactList<'a>;
     const NAME: &'static str = "list_contacts";
     const TITLE: &'static str = "List contacts";
     const USE_FOR: &'static str = "for whom to reach";

@@ -42,7 +42,7 @@ impl ListDivisions {
 
 impl Tool for ListDivisions {
     type Arguments = NoArguments;
-    type Answer<'a> = DivisionList<'a>;
+    type Output<'a> = DivisionList<'a>;
     const NAME: &'static str = "list_divisions";
     const TITLE: &'static str = "List divisions";
     const USE_FOR: &'static str = "to see the business units";

@@ -7,8 +7,9 @@ use serde_json::{Map, Value};
 use super::arguments::{Id, Limit};
 use super::{find_division, page, NextCursor, Tool};
 use crate::content::{Page, Site};
-use crate::listing::{page_listing, PageListing, DEFAULT_LIMIT, MAX_LIMIT};
+use crate::listing::{page_listing, DEFAULT_LIMIT, MAX_LIMIT};
 use crate::read_model::ReadModel;
+use crate::wire::PageListing;
 
 pub(crate) struct ListPages;
 
@@ -46,7 +47,7 @@ pub(crate) struct PageList<'a> {
 
 impl Tool for ListPages {
     type Arguments = ListArguments;
-    type Answer<'a> = PageList<'a>;
+    type Output<'a> = PageList<'a>;
     const NAME: &'static str = "list_pages";
     const TITLE: &'static str = "List pages";
     const USE_FOR: &'static str = "to see the pages";

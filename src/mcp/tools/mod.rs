@@ -44,7 +44,7 @@ pub(crate) trait Tool: Sync + 'static {
     /// `#[serde(deny_unknown_fields)]`, so an argument the schema does not name is refused.
     type Arguments: DeserializeOwned + JsonSchema;
     /// What a call answers; its schema is the published `outputSchema`.
-    type Answer<'a>: Serialize + JsonSchema;
+    type Output<'a>: Serialize + JsonSchema;
 
     /// The name clients call it by.
     const NAME: &'static str;
@@ -63,7 +63,7 @@ pub(crate) trait Tool: Sync + 'static {
     fn run<'a>(
         model: &'a ReadModel,
         arguments: &'a Self::Arguments,
-    ) -> Result<Self::Answer<'a>, String>;
+    ) -> Result<Self::Output<'a>, String>;
 
     /// Argument sets whose results are prepared once per content revision and then
     /// answered from memory: the calls most clients make.
@@ -144,7 +144,7 @@ impl<T: Tool> Registered for T {
     }
 
     fn output_schema(&self) -> Value {
-        standalone::<T::Answer<'static>>()
+        standalone::<T::Output<'static>>()
     }
 
     fn call(

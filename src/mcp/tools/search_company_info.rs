@@ -39,7 +39,7 @@ pub(crate) struct SearchAnswer<'a> {
 
 impl Tool for SearchCompanyInfo {
     type Arguments = SearchArguments;
-    type Answer<'a> = SearchAnswer<'a>;
+    type Output<'a> = SearchAnswer<'a>;
     const NAME: &'static str = "search_company_info";
     const TITLE: &'static str = "Search company information";
     const USE_FOR: &'static str = "when unsure where an answer lives";

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use tokio::net::TcpStream;
 
 use super::ConnectionLimits;
-use crate::error_body::ErrorBody;
+use crate::wire::ErrorBody;
 
 /// Connections open in this process, on every listener (for `/metrics`).
 pub static OPEN_CONNECTIONS: AtomicUsize = AtomicUsize::new(0);
@@ -108,7 +108,7 @@ fn refusal_bytes(refusal: &ConnectionRefusal) -> Vec<u8> {
             "too many open connections from this address; close some and retry",
         ),
     };
-    let body = String::from_utf8(crate::error_body::json_line(&ErrorBody {
+    let body = String::from_utf8(crate::wire::json_line(&ErrorBody {
         error: code,
         error_description: description,
     }))
