@@ -14,6 +14,7 @@ use crate::compile::ArtifactSet;
 use crate::content::{Page, Site};
 use crate::routes::{self, AnsweredBy};
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use pulldown_cmark::{Event, Parser, Tag};
@@ -101,11 +102,38 @@ fn resolve<'a>(page_slug: &str, target: &'a str) -> (String, Option<&'a str>) {
     (format!("/{}", segments.join("/")), fragment)
 }
 
+/// The paths a version serves, as the link check asks about them: a served artifact set, or
+/// the paths `dossier build` wrote (it keeps no bodies to make a set of).
+pub(crate) trait Served {
+    fn serves(&self, path: &str) -> bool;
+    fn paths(&self) -> impl Iterator<Item = &str>;
+}
+
+impl Served for ArtifactSet {
+    fn serves(&self, path: &str) -> bool {
+        self.get(path).is_some()
+    }
+
+    fn paths(&self) -> impl Iterator<Item = &str> {
+        self.iter().map(|artifact| artifact.path.as_str())
+    }
+}
+
+impl Served for BTreeSet<String> {
+    fn serves(&self, path: &str) -> bool {
+        self.contains(path)
+    }
+
+    fn paths(&self) -> impl Iterator<Item = &str> {
+        self.iter().map(String::as_str)
+    }
+}
+
 /// The internal links of the pages at `positions` (in `Site::pages`) that do not reach what
 /// they name.
 fn broken_links_in(
     site: &Site,
-    served: &ArtifactSet,
+    served: &impl Served,
     positions: impl Iterator<Item = usize>,
 ) -> Vec<BrokenLink> {
     let mut broken = Vec::new();
@@ -134,7 +162,7 @@ fn broken_links_in(
 /// What is wrong with one internal link, and the nearest good target.
 fn check(
     site: &Site,
-    served: &ArtifactSet,
+    served: &impl Served,
     page: &Page,
     target: &str,
 ) -> Option<(String, Option<String>)> {
@@ -144,15 +172,11 @@ fn check(
     } else {
         &path
     };
-    let answered = served.get(path_trimmed).is_some()
+    let answered = served.serves(path_trimmed)
         || routes::find(path_trimmed)
             .is_some_and(|id| !matches!(id.route().answered_by, AnsweredBy::Document));
     if !answered {
-        let suggestion = crate::suggest::nearest(
-            path_trimmed,
-            served.iter().map(|artifact| artifact.path.as_str()),
-        )
-        .map(str::to_string);
+        let suggestion = crate::suggest::nearest(path_trimmed, served.paths()).map(str::to_string);
         return Some(("nothing is served at this path".into(), suggestion));
     }
     let fragment = fragment.filter(|fragment| !fragment.is_empty())?;
@@ -227,14 +251,14 @@ pub(crate) fn count(markdown: &str) -> usize {
 /// Every broken internal link as `file:line: link: …`, ordered by file and line: the line
 /// counted in the page's file (`content_dir/pages/…`), front matter included, as content
 /// errors count it.
-pub(crate) fn report(site: &Site, served: &ArtifactSet, content_dir: &Path) -> Vec<String> {
+pub(crate) fn report(site: &Site, served: &impl Served, content_dir: &Path) -> Vec<String> {
     report_pages(site, served, content_dir, 0..site.pages.len())
 }
 
 /// [`report`] for the pages at `positions` only: after an edit, the pages that changed.
 pub(crate) fn report_pages(
     site: &Site,
-    served: &ArtifactSet,
+    served: &impl Served,
     content_dir: &Path,
     positions: impl Iterator<Item = usize>,
 ) -> Vec<String> {

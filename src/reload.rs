@@ -348,7 +348,7 @@ fn reload_files(
             let broken = match live.source() {
                 crate::live::Source::Content(dir) => crate::links::report_pages(
                     version.model.site(),
-                    &version.artifacts,
+                    version.artifacts.as_ref(),
                     dir,
                     crate::links::changed_pages(current.model.site(), version.model.site())
                         .into_iter(),

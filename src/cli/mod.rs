@@ -413,27 +413,34 @@ pub fn build(args: &BuildArgs) -> ExitCode {
         }
     };
     let started = std::time::Instant::now();
-    let (set, site) = match live::compile_content(&args.site.content, &config, &jwks) {
-        Ok(compiled) => compiled,
-        Err(error) => {
-            report_load_error(&error);
+    let site = match crate::content::load(&args.site.content) {
+        Ok(site) => site,
+        Err(errors) => {
+            report_load_error(&LoadError::Content(errors));
             return ExitCode::FAILURE;
         }
     };
-    if let Err(error) = output::write_build(
-        &set,
-        &site,
-        &config.base_url,
-        origin_url.as_ref(),
-        &args.out,
-    ) {
-        eprintln!("error: cannot write the build: {error}");
-        return ExitCode::FAILURE;
-    }
+    let input = crate::compile::CompileInput {
+        site: &site,
+        config: &config,
+        jwks: &jwks,
+        previous: None,
+    };
+    let built = match output::build(&input, origin_url.as_ref(), &args.out) {
+        Ok(built) => built,
+        Err(output::BuildError::Compile(error)) => {
+            report_load_error(&LoadError::Compile(error));
+            return ExitCode::FAILURE;
+        }
+        Err(output::BuildError::Output(error)) => {
+            eprintln!("error: cannot write the build: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     eprintln!(
         "built {} artifacts (revision {}) into {} for {} in {} ms",
-        set.len(),
-        set.revision(),
+        built.paths.len(),
+        built.revision,
         args.out.display(),
         config.base_url,
         started.elapsed().as_millis()
@@ -443,7 +450,7 @@ pub fn build(args: &BuildArgs) -> ExitCode {
     }
     // A broken link is the author's to fix, not a reason to keep the site down: a warning
     // here, an error in `dossier check`.
-    for broken in crate::links::report(&site, &set, &args.site.content) {
+    for broken in crate::links::report(&site, &built.paths, &args.site.content) {
         eprintln!("warning: {broken}");
     }
     ExitCode::SUCCESS
@@ -612,7 +619,7 @@ async fn start_and_serve(args: &ServeArgs) -> Result<(), StartupError> {
     // Broken links are the author's to fix, not a reason to keep the site down: warnings,
     // as in `build`; `check` makes them errors.
     if let Source::Content(dir) = &source {
-        for line in crate::links::report(version.model.site(), &version.artifacts, dir) {
+        for line in crate::links::report(version.model.site(), version.artifacts.as_ref(), dir) {
             tracing::warn!("{line}");
         }
     }

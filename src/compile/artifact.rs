@@ -98,7 +98,11 @@ impl Representation {
 
 /// A strong validator derived from the bytes: equal bytes, equal tag, on every machine.
 pub fn strong_etag(body: &[u8]) -> HeaderValue {
-    let digest = Sha256::digest(body);
+    etag_of_digest(&Sha256::digest(body))
+}
+
+/// The strong ETag of bytes whose SHA-256 is `digest` (for bytes hashed as they are written).
+pub(crate) fn etag_of_digest(digest: &[u8]) -> HeaderValue {
     let tag = format!("\"{}\"", URL_SAFE_NO_PAD.encode(&digest[..18]));
     HeaderValue::from_str(&tag).unwrap_or_else(|_| HeaderValue::from_static("\"\""))
 }
@@ -432,6 +436,12 @@ fn revision_of<'a>(artifacts: impl Iterator<Item = &'a Artifact>) -> String {
         .map(|a| (a.path.as_str(), a.identity.etag.as_bytes()))
         .collect();
     entries.sort_unstable();
+    revision_of_sorted(entries.into_iter())
+}
+
+/// The revision of `(path, identity ETag)` pairs given in path order (as `build/`'s
+/// manifest holds them).
+pub(crate) fn revision_of_sorted<'a>(entries: impl Iterator<Item = (&'a str, &'a [u8])>) -> String {
     let mut hasher = Sha256::new();
     for (path, etag) in entries {
         hasher.update(path.as_bytes());

@@ -7,14 +7,20 @@
 //! Writing is all or nothing: the tree is written to a temporary sibling directory and
 //! renamed into place, so `build/` is always either the old complete build or the new one.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::fs;
+use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue};
 
-use super::artifact::{strong_etag, Artifact, ArtifactSet, Encoding, Representation, Variants};
+use sha2::{Digest, Sha256};
+
+use super::artifact::{
+    etag_of_digest, revision_of_sorted, strong_etag, Artifact, ArtifactSet, Encoding,
+    Representation, Variants,
+};
 pub use super::manifest::{EncodedFile, Manifest, ManifestEntry};
 use crate::config::BaseUrl;
 use crate::content::Site;
@@ -48,7 +54,7 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> OutputError + '_ {
 /// HTML pages are stored as `<path>.html`: every static host serves `/about` from
 /// `about.html` with the right type, so pages need no per-path header rules however many
 /// there are.
-fn file_for(path: &str, directories: &HashSet<&str>, content_type: &str) -> String {
+fn file_for(path: &str, directories: &HashSet<String>, content_type: &str) -> String {
     let relative = path.trim_start_matches('/');
     let essence = content_type.split(';').next().unwrap_or_default().trim();
     if relative.is_empty() || directories.contains(path) {
@@ -70,73 +76,35 @@ fn file_for(path: &str, directories: &HashSet<&str>, content_type: &str) -> Stri
     }
 }
 
-/// Paths that are a directory prefix of some other path.
-fn directory_paths(set: &ArtifactSet) -> HashSet<&str> {
-    let mut directories = HashSet::new();
-    for artifact in set.sorted() {
-        let mut path = artifact.path.as_str();
-        while let Some(cut) = path.rfind('/') {
-            path = &path[..cut];
-            if path.is_empty() {
-                break;
-            }
-            directories.insert(path);
-        }
-    }
-    directories
-        .into_iter()
-        .filter_map(|dir| set.get(dir).map(|a| a.path.as_str()))
-        .collect()
-}
-
-pub fn manifest_of(set: &ArtifactSet, base_url: &BaseUrl) -> Manifest {
-    let directories = directory_paths(set);
-    let artifacts = set
-        .sorted()
-        .into_iter()
-        .map(|artifact| {
-            let content_type = artifact.content_type.to_str().unwrap_or_default();
-            let file = file_for(&artifact.path, &directories, content_type);
-            let encodings = artifact
-                .encoded
-                .iter()
-                .map(|(encoding, representation)| {
-                    (
-                        encoding.token().to_string(),
-                        EncodedFile {
-                            file: format!("{file}{}", encoding.file_suffix()),
-                            etag: header_text(&representation.etag),
-                        },
-                    )
-                })
-                .collect();
-            let headers = artifact
-                .headers
-                .iter()
-                .map(|(name, value)| (name.as_str().to_string(), header_text(value)))
-                .collect();
+/// The entry of one artifact in `manifest.json`, stored as `file`.
+fn manifest_entry(artifact: &Artifact, file: String) -> ManifestEntry {
+    let encodings = artifact
+        .encoded
+        .iter()
+        .map(|(encoding, representation)| {
             (
-                artifact.path.clone(),
-                ManifestEntry {
-                    file,
-                    content_type: content_type.to_string(),
-                    etag: header_text(&artifact.identity.etag),
-                    cache_control: header_text(&artifact.cache_control),
-                    encodings,
-                    headers,
-                    vary: header_text(&artifact.vary),
-                    markdown: artifact.markdown.clone(),
+                encoding.token().to_string(),
+                EncodedFile {
+                    file: format!("{file}{}", encoding.file_suffix()),
+                    etag: header_text(&representation.etag),
                 },
             )
         })
         .collect();
-    Manifest {
-        format: MANIFEST_FORMAT,
-        generator: format!("dossier {}", env!("CARGO_PKG_VERSION")),
-        base_url: base_url.clone(),
-        revision: set.revision().to_string(),
-        artifacts,
-        model: None,
+    let headers = artifact
+        .headers
+        .iter()
+        .map(|(name, value)| (name.as_str().to_string(), header_text(value)))
+        .collect();
+    ManifestEntry {
+        file,
+        content_type: header_text(&artifact.content_type),
+        etag: header_text(&artifact.identity.etag),
+        cache_control: header_text(&artifact.cache_control),
+        encodings,
+        headers,
+        vary: header_text(&artifact.vary),
+        markdown: artifact.markdown.clone(),
     }
 }
 
@@ -147,6 +115,38 @@ fn header_text(value: &HeaderValue) -> String {
 /// The DNS-AID records for the operator's zone (not a served file: DNS is not HTTP).
 pub const DNS_RECORDS_FILE: &str = "dns-records.txt";
 
+/// What a finished build holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Built {
+    /// Every path served, in order.
+    pub paths: std::collections::BTreeSet<String>,
+    pub revision: String,
+}
+
+/// Why `dossier build` wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error(transparent)]
+    Compile(#[from] super::CompileError),
+    #[error(transparent)]
+    Output(#[from] OutputError),
+}
+
+/// Compiles `input` into `out` (see [`write_build`]) a batch at a time: the bodies of one
+/// batch are in memory at once, not the site's.
+pub fn build(
+    input: &super::CompileInput<'_>,
+    origin: Option<&BaseUrl>,
+    out: &Path,
+) -> Result<Built, BuildError> {
+    let mut writer = BuildWriter::begin(out)?;
+    super::compile_in_batches(input, |batch| {
+        let batch: Vec<&Artifact> = batch.iter().map(|artifact| artifact.as_ref()).collect();
+        writer.write(&batch).map_err(BuildError::from)
+    })?;
+    Ok(writer.finish(input.site, &input.config.base_url, origin)?)
+}
+
 /// Writes `set` to `out` atomically, with the CDN files (`_headers`, `_redirects`,
 /// `_routes.json`, `_worker.js`) and `dns-records.txt`; `origin` is where the dynamic core
 /// runs behind a CDN.
@@ -156,93 +156,200 @@ pub fn write_build(
     base_url: &BaseUrl,
     origin: Option<&BaseUrl>,
     out: &Path,
-) -> Result<(), OutputError> {
-    let parent = match out.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    fs::create_dir_all(&parent).map_err(io_error(&parent))?;
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "build".into());
-    let staging = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-    if staging.exists() {
-        fs::remove_dir_all(&staging).map_err(io_error(&staging))?;
-    }
-    let result = write_tree(set, model, base_url, origin, &staging)
-        .and_then(|()| swap_into_place(&staging, out));
-    if result.is_err() {
-        let _ = fs::remove_dir_all(&staging);
-    }
-    result
+) -> Result<Built, OutputError> {
+    let mut writer = BuildWriter::begin(out)?;
+    let artifacts: Vec<&Artifact> = set.sorted().into_iter().map(|a| a.as_ref()).collect();
+    writer.write(&artifacts)?;
+    writer.finish(model, base_url, origin)
 }
 
-fn write_tree(
-    set: &ArtifactSet,
-    model: &Site,
-    base_url: &BaseUrl,
-    origin: Option<&BaseUrl>,
-    dir: &Path,
-) -> Result<(), OutputError> {
-    let mut manifest = manifest_of(set, base_url);
-    let model_bytes = serde_json::to_vec(model).map_err(|e| OutputError::Manifest {
-        path: dir.join(MODEL_FILE),
-        reason: e.to_string(),
-    })?;
-    write_file(dir, MODEL_FILE, &model_bytes)?;
-    manifest.model = Some(EncodedFile {
-        file: MODEL_FILE.into(),
-        etag: header_text(&strong_etag(&model_bytes)),
-    });
-    write_file(
-        dir,
-        "_headers",
-        super::cdn::headers_file(&manifest).as_bytes(),
-    )?;
-    write_file(
-        dir,
-        "_redirects",
-        super::cdn::redirects_file(&manifest, origin).as_bytes(),
-    )?;
-    write_file(
-        dir,
-        "_routes.json",
-        super::cdn::routes_file(&manifest, origin).as_bytes(),
-    )?;
-    write_file(
-        dir,
-        DNS_RECORDS_FILE,
-        super::dns::records(base_url).as_bytes(),
-    )?;
-    write_file(
-        dir,
-        "_worker.js",
-        super::cdn::worker_file(&manifest, origin).as_bytes(),
-    )?;
-    for artifact in set.sorted() {
-        let entry = &manifest.artifacts[&artifact.path];
-        write_file(dir, &entry.file, &artifact.identity.body)?;
-        for (encoding, representation) in artifact.encoded.iter() {
-            if let Some(encoded) = entry.encodings.get(encoding.token()) {
-                write_file(dir, &encoded.file, &representation.body)?;
+/// `build/` written a batch of artifacts at a time, into a temporary sibling directory that
+/// [`BuildWriter::finish`] renames into place (dropped unfinished, it removes it). Only what
+/// `manifest.json` needs is kept between batches, never a body: `dossier build` of 100,000
+/// pages holds one batch of bodies (see `compile::compile_in_batches`).
+pub struct BuildWriter {
+    out: PathBuf,
+    staging: PathBuf,
+    artifacts: BTreeMap<String, ManifestEntry>,
+    /// Every path that is a proper prefix of a path written: such a path is stored as
+    /// `index.<ext>` inside its directory.
+    prefixes: HashSet<String>,
+    /// Directories made so far, so that each is made once, not once per file.
+    made: HashSet<PathBuf>,
+    finished: bool,
+}
+
+impl BuildWriter {
+    pub fn begin(out: &Path) -> Result<BuildWriter, OutputError> {
+        let parent = match out.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        fs::create_dir_all(&parent).map_err(io_error(&parent))?;
+        let name = out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "build".into());
+        let staging = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+        if staging.exists() {
+            fs::remove_dir_all(&staging).map_err(io_error(&staging))?;
+        }
+        fs::create_dir(&staging).map_err(io_error(&staging))?;
+        Ok(BuildWriter {
+            out: out.to_path_buf(),
+            made: HashSet::from([staging.clone()]),
+            staging,
+            artifacts: BTreeMap::new(),
+            prefixes: HashSet::new(),
+            finished: false,
+        })
+    }
+
+    /// Writes `batch`'s files. A path that some later batch would make a directory must come
+    /// in the same batch as that path or a later one (the site's own documents come first,
+    /// and no page path is a prefix of another): otherwise its file is already written under
+    /// the wrong name, and this says so rather than write a build that serves nothing there.
+    pub fn write(&mut self, batch: &[&Artifact]) -> Result<(), OutputError> {
+        for artifact in batch {
+            let mut path = artifact.path.as_str();
+            while let Some(cut) = path.rfind('/') {
+                path = &path[..cut];
+                if path.is_empty() || !self.prefixes.insert(path.to_string()) {
+                    break;
+                }
+                if self.artifacts.get(path).is_some_and(|entry| {
+                    entry.file != file_for(path, &self.prefixes, &entry.content_type)
+                }) {
+                    return Err(OutputError::Manifest {
+                        path: self.staging.join(path.trim_start_matches('/')),
+                        reason: format!(
+                            "{path} was written as a file before {} made it a directory",
+                            artifact.path
+                        ),
+                    });
+                }
             }
         }
+        for artifact in batch {
+            let content_type = artifact.content_type.to_str().unwrap_or_default();
+            let file = file_for(&artifact.path, &self.prefixes, content_type);
+            let entry = manifest_entry(artifact, file);
+            self.write_file(&entry.file, &artifact.identity.body)?;
+            for (encoding, representation) in artifact.encoded.iter() {
+                if let Some(encoded) = entry.encodings.get(encoding.token()) {
+                    self.write_file(&encoded.file, &representation.body)?;
+                }
+            }
+            self.artifacts.insert(artifact.path.clone(), entry);
+        }
+        Ok(())
     }
-    let mut text = serde_json::to_vec_pretty(&manifest).map_err(|e| OutputError::Manifest {
-        path: dir.join(MANIFEST_FILE),
-        reason: e.to_string(),
-    })?;
-    text.push(b'\n');
-    write_file(dir, MANIFEST_FILE, &text)
+
+    /// Writes the model, the CDN files and `manifest.json`, and moves the build into place.
+    pub fn finish(
+        mut self,
+        model: &Site,
+        base_url: &BaseUrl,
+        origin: Option<&BaseUrl>,
+    ) -> Result<Built, OutputError> {
+        let revision = revision_of_sorted(
+            self.artifacts
+                .iter()
+                .map(|(path, entry)| (path.as_str(), entry.etag.as_bytes())),
+        );
+        let mut manifest = Manifest {
+            format: MANIFEST_FORMAT,
+            generator: format!("dossier {}", env!("CARGO_PKG_VERSION")),
+            base_url: base_url.clone(),
+            revision: revision.clone(),
+            artifacts: std::mem::take(&mut self.artifacts),
+            model: None,
+        };
+        let dir = self.staging.clone();
+        let model_etag = write_json(&dir.join(MODEL_FILE), model, false)?;
+        manifest.model = Some(EncodedFile {
+            file: MODEL_FILE.into(),
+            etag: header_text(&model_etag),
+        });
+        for (name, text) in [
+            ("_headers", super::cdn::headers_file(&manifest)),
+            ("_redirects", super::cdn::redirects_file(&manifest, origin)),
+            ("_routes.json", super::cdn::routes_file(&manifest, origin)),
+            (DNS_RECORDS_FILE, super::dns::records(base_url)),
+            ("_worker.js", super::cdn::worker_file(&manifest, origin)),
+        ] {
+            self.write_file(name, text.as_bytes())?;
+        }
+        write_json(&dir.join(MANIFEST_FILE), &manifest, true)?;
+        swap_into_place(&self.staging, &self.out)?;
+        self.finished = true;
+        Ok(Built {
+            paths: manifest.artifacts.into_keys().collect(),
+            revision,
+        })
+    }
+
+    fn write_file(&mut self, relative: &str, bytes: &[u8]) -> Result<(), OutputError> {
+        let path = self.staging.join(relative);
+        if let Some(parent) = path.parent() {
+            if !self.made.contains(parent) {
+                fs::create_dir_all(parent).map_err(io_error(parent))?;
+                self.made.insert(parent.to_path_buf());
+            }
+        }
+        fs::write(&path, bytes).map_err(io_error(&path))
+    }
 }
 
-fn write_file(dir: &Path, relative: &str, bytes: &[u8]) -> Result<(), OutputError> {
-    let path = dir.join(relative);
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).map_err(io_error(parent))?;
+impl Drop for BuildWriter {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = fs::remove_dir_all(&self.staging);
+        }
     }
-    fs::write(&path, bytes).map_err(io_error(&path))
+}
+
+/// `value` as JSON in `path` (ending with a newline when `pretty`), written as it is
+/// serialized rather than held whole; the strong ETag of the bytes written.
+fn write_json<T: serde::Serialize>(
+    path: &Path,
+    value: &T,
+    pretty: bool,
+) -> Result<HeaderValue, OutputError> {
+    let file = fs::File::create(path).map_err(io_error(path))?;
+    let mut writer = EtagWriter {
+        inner: std::io::BufWriter::with_capacity(1 << 20, file),
+        hasher: Sha256::new(),
+    };
+    let written = if pretty {
+        serde_json::to_writer_pretty(&mut writer, value)
+            .map_err(std::io::Error::from)
+            .and_then(|()| writer.write_all(b"\n"))
+    } else {
+        serde_json::to_writer(&mut writer, value).map_err(std::io::Error::from)
+    };
+    written
+        .and_then(|()| writer.inner.flush())
+        .map_err(io_error(path))?;
+    Ok(etag_of_digest(&writer.hasher.finalize()))
+}
+
+/// A writer that hashes what passes through it, for the ETag of a file written in pieces.
+struct EtagWriter<W> {
+    inner: W,
+    hasher: Sha256,
+}
+
+impl<W: Write> Write for EtagWriter<W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let written = self.inner.write(bytes)?;
+        self.hasher.update(&bytes[..written]);
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// Replaces `out` with `staging`. The old tree is moved aside first and removed only after

@@ -15,6 +15,7 @@ use super::JSON;
 use crate::compile::reuse::UnchangedPages;
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
 use crate::config::BaseUrl;
+use crate::content::Page;
 use crate::listing::{self, DEFAULT_LIMIT};
 use crate::paths;
 use crate::wire::{CompanyDocument, DivisionDocument, PageDocument};
@@ -46,11 +47,17 @@ pub fn api_pages(
     input: &CompileInput<'_>,
     unchanged: Option<&UnchangedPages<'_>>,
 ) -> Result<Vec<Arc<Artifact>>, CompileError> {
+    api_pages_of(input, &input.site.pages, unchanged)
+}
+
+/// [`api_pages`] for `of`, some of the site's pages.
+pub fn api_pages_of(
+    input: &CompileInput<'_>,
+    of: &[Arc<Page>],
+    unchanged: Option<&UnchangedPages<'_>>,
+) -> Result<Vec<Arc<Artifact>>, CompileError> {
     let base = &input.config.base_url;
-    input
-        .site
-        .pages
-        .iter()
+    of.iter()
         .map(|page| {
             let path = paths::api_page(&page.slug);
             if let Some(mut before) = unchanged.and_then(|u| u.artifacts(page, &[&path])) {

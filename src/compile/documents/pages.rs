@@ -782,9 +782,19 @@ pub fn pages(
     templates: &Templates,
     unchanged: Option<&UnchangedPages<'_>>,
 ) -> Result<Vec<Arc<Artifact>>, CompileError> {
+    pages_of(input, templates, &input.site.pages, unchanged)
+}
+
+/// [`pages`] for `of`, some of the site's pages.
+pub fn pages_of(
+    input: &CompileInput<'_>,
+    templates: &Templates,
+    of: &[Arc<Page>],
+    unchanged: Option<&UnchangedPages<'_>>,
+) -> Result<Vec<Arc<Artifact>>, CompileError> {
     let renderer = Renderer::new(input, templates);
     // Pages are independent: render them on every core (a site may have tens of thousands).
-    let pages: Vec<&Page> = input.site.pages.iter().map(|page| &**page).collect();
+    let pages: Vec<&Page> = of.iter().map(|page| &**page).collect();
     let rendered = crate::parallel::map(pages, |entry| {
         let path = paths::page(&entry.slug);
         let md_path = format!("{path}.md");
@@ -795,7 +805,7 @@ pub fn pages(
             }
         }
     });
-    let mut artifacts = Vec::with_capacity(input.site.pages.len() * 2);
+    let mut artifacts = Vec::with_capacity(of.len() * 2);
     for rendered in rendered {
         artifacts.extend(rendered?);
     }
