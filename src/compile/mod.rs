@@ -138,6 +138,15 @@ const PAGES_PER_BATCH: usize = 4096;
 /// follows a batch, not the site. Nothing is reused: there is no previous version.
 pub fn compile_in_batches<E: From<CompileError>>(
     input: &CompileInput<'_>,
+    each: impl FnMut(Vec<Arc<Artifact>>) -> Result<(), E>,
+) -> Result<(), E> {
+    compile_in_batches_of(input, PAGES_PER_BATCH, each)
+}
+
+/// [`compile_in_batches`] with `pages_per_batch` pages a batch.
+pub(crate) fn compile_in_batches_of<E: From<CompileError>>(
+    input: &CompileInput<'_>,
+    pages_per_batch: usize,
     mut each: impl FnMut(Vec<Arc<Artifact>>) -> Result<(), E>,
 ) -> Result<(), E> {
     let templates = templates::Templates::load(input.config.templates.as_deref())?;
@@ -150,7 +159,7 @@ pub fn compile_in_batches<E: From<CompileError>>(
         .map(Arc::new)
         .collect();
     each(finish(documents))?;
-    for pages in input.site.pages.chunks(PAGES_PER_BATCH) {
+    for pages in input.site.pages.chunks(pages_per_batch.max(1)) {
         let mut batch = documents::company::api_pages_of(input, pages, None)?;
         batch.extend(documents::pages::pages_of(input, &templates, pages, None)?);
         each(finish(batch))?;

@@ -139,8 +139,17 @@ pub fn build(
     origin: Option<&BaseUrl>,
     out: &Path,
 ) -> Result<Built, BuildError> {
+    build_in_batches_of(input, super::PAGES_PER_BATCH, origin, out)
+}
+
+fn build_in_batches_of(
+    input: &super::CompileInput<'_>,
+    pages_per_batch: usize,
+    origin: Option<&BaseUrl>,
+    out: &Path,
+) -> Result<Built, BuildError> {
     let mut writer = BuildWriter::begin(out)?;
-    super::compile_in_batches(input, |batch| {
+    super::compile_in_batches_of(input, pages_per_batch, |batch| {
         let batch: Vec<&Artifact> = batch.iter().map(|artifact| artifact.as_ref()).collect();
         writer.write(&batch).map_err(BuildError::from)
     })?;
@@ -486,4 +495,70 @@ fn read_representation(dir: &Path, file: &str, etag: &str) -> Result<Representat
         body: Bytes::from(bytes),
         etag: actual,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::{compile, CompileInput};
+    use crate::config::{AuthPolicy, Compression, Limits, SiteConfig};
+
+    fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut files = BTreeMap::new();
+        let mut pending = vec![dir.to_path_buf()];
+        while let Some(next) = pending.pop() {
+            for entry in fs::read_dir(&next).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    pending.push(path);
+                } else {
+                    let relative = path.strip_prefix(dir).unwrap().to_path_buf();
+                    files.insert(relative, fs::read(&path).unwrap());
+                }
+            }
+        }
+        files
+    }
+
+    /// `dossier build` writes batch by batch; the tree must be the one a whole set makes,
+    /// file for file and byte for byte, also when a batch is a single page, and with
+    /// compressed variants.
+    #[test]
+    fn a_build_written_in_batches_is_the_build_of_the_whole_set() {
+        let site =
+            crate::content::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("content")).unwrap();
+        assert!(site.pages.len() > 2, "the sample needs several pages");
+        let scratch = std::env::temp_dir().join(format!("dossier-batches-{}", std::process::id()));
+        for compression in [Compression::Deferred, Compression::WhileCompiling] {
+            let config = SiteConfig {
+                limits: Limits::default(),
+                base_url: BaseUrl::parse("https://info.example.com").unwrap(),
+                auth: AuthPolicy::default(),
+                templates: None,
+                compression,
+            };
+            let input = CompileInput {
+                site: &site,
+                config: &config,
+                jwks: &[],
+                previous: None,
+            };
+            let whole = scratch.join("whole");
+            let set = compile(&input).unwrap();
+            let written = write_build(&set, &site, &config.base_url, None, &whole).unwrap();
+            assert_eq!(written.revision, set.revision());
+            for per_batch in [1, 2, 4096] {
+                let batched = scratch.join(format!("batched-{per_batch}"));
+                let built = build_in_batches_of(&input, per_batch, None, &batched).unwrap();
+                assert_eq!(built, written);
+                assert!(
+                    tree(&batched) == tree(&whole),
+                    "batches of {per_batch} differ"
+                );
+                let (read, _) = read_build(&batched).unwrap();
+                assert_eq!(read.revision(), set.revision());
+            }
+        }
+        fs::remove_dir_all(&scratch).unwrap();
+    }
 }
