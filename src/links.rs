@@ -228,21 +228,6 @@ pub(crate) fn external_links(site: &Site) -> Vec<ExternalLink> {
     found
 }
 
-/// The positions in `now` of the pages that are new or whose Markdown changed since `before`.
-pub(crate) fn changed_pages(before: &Site, now: &Site) -> Vec<usize> {
-    let bodies: std::collections::HashMap<&str, &str> = before
-        .pages
-        .iter()
-        .map(|page| (page.slug.as_str(), page.body_markdown.as_str()))
-        .collect();
-    now.pages
-        .iter()
-        .enumerate()
-        .filter(|(_, page)| bodies.get(page.slug.as_str()) != Some(&page.body_markdown.as_str()))
-        .map(|(position, _)| position)
-        .collect()
-}
-
 /// How many links (internal and external) a page's Markdown holds.
 pub(crate) fn count(markdown: &str) -> usize {
     links_in(markdown).len()

@@ -236,7 +236,7 @@ pub fn prepare(
                 let compile_started = std::time::Instant::now();
                 let previous = previous.map(|live| Previous {
                     artifacts: &live.artifacts,
-                    compiled: reusable.map(|(site, compiled)| (site, compiled.rendered)),
+                    compiled: reusable.map(|(site, compiled)| (site, &compiled.rendered)),
                 });
                 let (artifacts, rendered) = compile_site(&site, config, jwks, previous)?;
                 tracing::debug!(

@@ -25,7 +25,6 @@ use std::time::{Duration, Instant};
 use notify::{Event, EventKind, RecursiveMode, Watcher};
 
 use crate::auth::keys::PublicJwk;
-use crate::compile::ArtifactSet;
 use crate::config::Compression;
 use crate::config::SiteConfig;
 use crate::content::ContentError;
@@ -180,22 +179,6 @@ fn files_list(changed: &std::collections::BTreeSet<PathBuf>, targets: &[PathBuf]
     text.join(", ")
 }
 
-/// How many paths differ between two versions (added, removed or with other bytes).
-fn changed_artifacts(old: &ArtifactSet, new: &ArtifactSet) -> usize {
-    let changed = new
-        .iter()
-        .filter(|artifact| {
-            old.get(&artifact.path)
-                .is_none_or(|before| before.identity.etag != artifact.identity.etag)
-        })
-        .count();
-    let removed = old
-        .iter()
-        .filter(|artifact| new.get(&artifact.path).is_none())
-        .count();
-    changed + removed
-}
-
 /// The text a panic was raised with (`panic!("...")` gives a `&str` or a `String`).
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
@@ -334,7 +317,7 @@ fn reload_files(
     let elapsed = started.elapsed();
     match result {
         Ok(version) => {
-            let changed = changed_artifacts(&current.artifacts, &version.artifacts);
+            let changed = version.artifacts.differing_paths(&current.artifacts);
             let was_broken = matches!(current.status, ContentStatus::Error(_));
             if changed == 0 && !was_broken {
                 tracing::debug!("files changed but no response did; nothing to swap");
@@ -350,7 +333,8 @@ fn reload_files(
                     version.model.site(),
                     version.artifacts.as_ref(),
                     dir,
-                    crate::links::changed_pages(current.model.site(), version.model.site())
+                    crate::compile::reuse::page_changes(current.model.site(), version.model.site())
+                        .0
                         .into_iter(),
                 ),
                 crate::live::Source::Build(_) => Vec::new(),

@@ -323,86 +323,206 @@ pub fn compress(encoding: Encoding, body: &[u8]) -> Vec<u8> {
 }
 
 /// Every artifact of one content revision, looked up by request path.
+///
+/// A version made by an edit shares almost every artifact with the one before, so a set is
+/// a `base` map shared between versions plus the paths changed since (`changes`): making
+/// the next version costs what changed, not the size of the site (100,000 pages are 300,000
+/// paths). When the changes grow to a sixteenth of the base they are folded into a new base,
+/// so lookups stay one or two hash probes and the folding is paid once per many edits.
+///
+/// The revision is likewise kept by difference: a hash of each path with its ETag, combined
+/// by XOR (order does not matter, and replacing an artifact is two XORs).
 #[derive(Debug, Clone, Default)]
 pub struct ArtifactSet {
-    by_path: std::collections::HashMap<String, Arc<Artifact>>,
+    base: Arc<HashMap<String, Arc<Artifact>>>,
+    /// Paths changed since `base`: the artifact now, or `None` for a path removed.
+    changes: HashMap<String, Option<Arc<Artifact>>>,
+    len: usize,
+    digest: [u8; 16],
     revision: String,
+}
+
+type HashMap<K, V> = std::collections::HashMap<K, V>;
+
+/// The hash one path with its identity ETag adds to a set's digest.
+fn entry_digest(artifact: &Artifact) -> [u8; 16] {
+    path_digest(&artifact.path, artifact.identity.etag.as_bytes())
+}
+
+fn path_digest(path: &str, etag: &[u8]) -> [u8; 16] {
+    let mut hasher = Sha256::new();
+    hasher.update(path.as_bytes());
+    hasher.update([0]);
+    hasher.update(etag);
+    let digest = hasher.finalize();
+    let mut entry = [0; 16];
+    entry.copy_from_slice(&digest[..16]);
+    entry
+}
+
+fn xor_into(digest: &mut [u8; 16], entry: [u8; 16]) {
+    for (byte, other) in digest.iter_mut().zip(entry) {
+        *byte ^= other;
+    }
 }
 
 impl ArtifactSet {
     pub fn new(artifacts: Vec<Artifact>) -> Self {
-        let by_path: std::collections::HashMap<String, Arc<Artifact>> = artifacts
-            .into_iter()
-            .map(|a| (a.path.clone(), Arc::new(a)))
-            .collect();
-        let revision = revision_of(by_path.values().map(|a| a.as_ref()));
-        ArtifactSet { by_path, revision }
+        ArtifactSet::from_shared(artifacts.into_iter().map(Arc::new).collect())
     }
 
     /// A set of artifacts already shared (for swapping in compressed variants).
     pub fn from_shared(artifacts: Vec<Arc<Artifact>>) -> Self {
-        let by_path: std::collections::HashMap<String, Arc<Artifact>> =
-            artifacts.into_iter().map(|a| (a.path.clone(), a)).collect();
-        let revision = revision_of(by_path.values().map(|a| a.as_ref()));
-        ArtifactSet { by_path, revision }
+        let mut digest = [0; 16];
+        let mut base = HashMap::with_capacity(artifacts.len());
+        for artifact in artifacts {
+            if let Some(before) = base.insert(artifact.path.clone(), Arc::clone(&artifact)) {
+                xor_into(&mut digest, entry_digest(&before));
+            }
+            xor_into(&mut digest, entry_digest(&artifact));
+        }
+        ArtifactSet {
+            len: base.len(),
+            base: Arc::new(base),
+            changes: HashMap::new(),
+            revision: revision_text(&digest),
+            digest,
+        }
+    }
+
+    /// The same set with `put` added or replacing the artifacts at their paths, and the
+    /// paths in `remove` gone: what an edit makes of the version before. Costs what
+    /// changes (see the type's documentation).
+    pub fn patched(&self, put: Vec<Arc<Artifact>>, remove: &[String]) -> ArtifactSet {
+        let mut next = self.clone();
+        for path in remove {
+            if let Some(before) = next.get(path).cloned() {
+                xor_into(&mut next.digest, entry_digest(&before));
+                next.len -= 1;
+                if next.base.contains_key(path) {
+                    next.changes.insert(path.clone(), None);
+                } else {
+                    next.changes.remove(path);
+                }
+            }
+        }
+        for artifact in put {
+            match next.get(&artifact.path).map(|before| entry_digest(before)) {
+                Some(before) => xor_into(&mut next.digest, before),
+                None => next.len += 1,
+            }
+            xor_into(&mut next.digest, entry_digest(&artifact));
+            next.changes.insert(artifact.path.clone(), Some(artifact));
+        }
+        if next.changes.len() > next.base.len() / 16 + 64 {
+            next.fold_changes();
+        }
+        next.revision = revision_text(&next.digest);
+        next
+    }
+
+    /// Makes the changes part of a base of this set's own.
+    fn fold_changes(&mut self) {
+        let mut base = Arc::unwrap_or_clone(std::mem::take(&mut self.base));
+        for (path, change) in self.changes.drain() {
+            match change {
+                Some(artifact) => base.insert(path, artifact),
+                None => base.remove(&path),
+            };
+        }
+        self.base = Arc::new(base);
     }
 
     /// The same set with `artifact` added, or replacing the one at its path.
     pub fn with(&self, artifact: Artifact) -> ArtifactSet {
-        let mut by_path = self.by_path.clone();
-        by_path.insert(artifact.path.clone(), Arc::new(artifact));
-        let revision = revision_of(by_path.values().map(|a| a.as_ref()));
-        ArtifactSet { by_path, revision }
+        self.patched(vec![Arc::new(artifact)], &[])
     }
 
     /// The same set with `artifacts` in place of those at their paths, which must have the
     /// same identity bytes (they only add compressed variants): the revision stays.
     pub fn with_variants(&self, artifacts: Vec<Arc<Artifact>>) -> ArtifactSet {
-        let mut by_path = self.by_path.clone();
-        for artifact in artifacts {
+        for artifact in &artifacts {
             debug_assert_eq!(
-                by_path.get(&artifact.path).map(|a| &a.identity.etag),
+                self.get(&artifact.path).map(|a| &a.identity.etag),
                 Some(&artifact.identity.etag)
             );
-            by_path.insert(artifact.path.clone(), artifact);
         }
-        ArtifactSet {
-            by_path,
-            revision: self.revision.clone(),
+        self.patched(artifacts, &[])
+    }
+
+    /// Whether this set and `other` share their base: then they differ at most at the
+    /// paths either changed since it.
+    fn shares_base(&self, other: &ArtifactSet) -> bool {
+        Arc::ptr_eq(&self.base, &other.base)
+    }
+
+    /// How many paths differ between `self` and `other` (added, removed or with other
+    /// bytes): by the changes alone when both come from the same base.
+    pub fn differing_paths(&self, other: &ArtifactSet) -> usize {
+        let differs = |path: &str| match (self.get(path), other.get(path)) {
+            (Some(a), Some(b)) => a.identity.etag != b.identity.etag,
+            (None, None) => false,
+            _ => true,
+        };
+        if self.shares_base(other) {
+            let mut paths: Vec<&str> = self
+                .changes
+                .keys()
+                .chain(other.changes.keys())
+                .map(String::as_str)
+                .collect();
+            paths.sort_unstable();
+            paths.dedup();
+            return paths.into_iter().filter(|path| differs(path)).count();
         }
+        let changed = self
+            .iter()
+            .filter(|artifact| differs(&artifact.path))
+            .count();
+        let removed = other
+            .iter()
+            .filter(|artifact| self.get(&artifact.path).is_none())
+            .count();
+        changed + removed
     }
 
     /// Moves bodies to where `rehome` keeps them (see [`crate::spool`]): it returns the same
     /// bytes held elsewhere, or `None` to leave a body where it is. The bytes stay the same,
-    /// so ETags and the revision do too.
+    /// so ETags and the revision do too. `rehome` sees every body once, in an order that is
+    /// the same for two calls on an unchanged set; the base shared with other versions is
+    /// copied only when one of its bodies moves (after an edit, none has to).
     pub fn replace_bodies(&mut self, mut rehome: impl FnMut(&Bytes) -> Option<Bytes>) {
-        for artifact in self.by_path.values_mut() {
-            let identity = rehome(&artifact.identity.body);
-            let variants = Encoding::ALL.map(|encoding| {
-                artifact
-                    .encoded
-                    .get(encoding)
-                    .and_then(|variant| rehome(&variant.body))
-            });
-            if identity.is_none() && variants.iter().all(Option::is_none) {
+        let mut moved_in_base = Vec::new();
+        for (path, artifact) in self.base.iter() {
+            if self.changes.contains_key(path) {
                 continue;
             }
-            let artifact = Arc::make_mut(artifact);
-            if let Some(body) = identity {
-                debug_assert_eq!(body, artifact.identity.body);
-                artifact.identity.body = body;
+            let moved = rehomed(artifact, &mut rehome);
+            if moved.iter().any(Option::is_some) {
+                moved_in_base.push((path.clone(), moved));
             }
-            for (encoding, body) in Encoding::ALL.into_iter().zip(variants) {
-                if let (Some(body), Some(variant)) = (body, artifact.encoded.get_mut(encoding)) {
-                    debug_assert_eq!(body, variant.body);
-                    variant.body = body;
+        }
+        if !moved_in_base.is_empty() {
+            let base = Arc::make_mut(&mut self.base);
+            for (path, moved) in moved_in_base {
+                if let Some(artifact) = base.get_mut(&path) {
+                    move_bodies(artifact, moved);
                 }
             }
+        }
+        for artifact in self.changes.values_mut().flatten() {
+            let moved = rehomed(artifact, &mut rehome);
+            move_bodies(artifact, moved);
         }
     }
 
     pub fn get(&self, path: &str) -> Option<&Arc<Artifact>> {
-        self.by_path.get(path)
+        if !self.changes.is_empty() {
+            if let Some(change) = self.changes.get(path) {
+                return change.as_ref();
+            }
+        }
+        self.base.get(path)
     }
 
     /// A short hash over every path and ETag: changes exactly when some response changes.
@@ -412,44 +532,77 @@ impl ArtifactSet {
 
     /// Artifacts in path order, for output and comparison.
     pub fn sorted(&self) -> Vec<&Arc<Artifact>> {
-        let mut all: Vec<&Arc<Artifact>> = self.by_path.values().collect();
+        let mut all: Vec<&Arc<Artifact>> = self.iter().collect();
         all.sort_by(|a, b| a.path.cmp(&b.path));
         all
     }
 
     /// Every artifact, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<Artifact>> {
-        self.by_path.values()
+        let changes = &self.changes;
+        self.base
+            .iter()
+            .filter(move |(path, _)| changes.is_empty() || !changes.contains_key(*path))
+            .map(|(_, artifact)| artifact)
+            .chain(changes.values().flatten())
     }
 
     pub fn len(&self) -> usize {
-        self.by_path.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.by_path.is_empty()
+        self.len == 0
     }
 }
 
-fn revision_of<'a>(artifacts: impl Iterator<Item = &'a Artifact>) -> String {
-    let mut entries: Vec<(&str, &[u8])> = artifacts
-        .map(|a| (a.path.as_str(), a.identity.etag.as_bytes()))
-        .collect();
-    entries.sort_unstable();
-    revision_of_sorted(entries.into_iter())
+/// Where `rehome` puts an artifact's bodies: identity first, then each encoding's slot.
+fn rehomed(
+    artifact: &Artifact,
+    rehome: &mut impl FnMut(&Bytes) -> Option<Bytes>,
+) -> [Option<Bytes>; 3] {
+    let identity = rehome(&artifact.identity.body);
+    let [brotli, gzip] = Encoding::ALL.map(|encoding| {
+        artifact
+            .encoded
+            .get(encoding)
+            .and_then(|variant| rehome(&variant.body))
+    });
+    [identity, brotli, gzip]
 }
 
-/// The revision of `(path, identity ETag)` pairs given in path order (as `build/`'s
-/// manifest holds them).
-pub(crate) fn revision_of_sorted<'a>(entries: impl Iterator<Item = (&'a str, &'a [u8])>) -> String {
-    let mut hasher = Sha256::new();
+/// Puts the bodies [`rehomed`] returned in place (the same bytes, held elsewhere).
+fn move_bodies(artifact: &mut Arc<Artifact>, moved: [Option<Bytes>; 3]) {
+    if moved.iter().all(Option::is_none) {
+        return;
+    }
+    let artifact = Arc::make_mut(artifact);
+    let [identity, variants @ ..] = moved;
+    if let Some(body) = identity {
+        debug_assert_eq!(body, artifact.identity.body);
+        artifact.identity.body = body;
+    }
+    for (encoding, body) in Encoding::ALL.into_iter().zip(variants) {
+        if let (Some(body), Some(variant)) = (body, artifact.encoded.get_mut(encoding)) {
+            debug_assert_eq!(body, variant.body);
+            variant.body = body;
+        }
+    }
+}
+
+/// The revision of `(path, identity ETag)` pairs, as [`ArtifactSet::revision`] computes it
+/// (for `build/`, whose writer keeps no artifacts).
+pub(crate) fn revision_of_entries<'a>(
+    entries: impl Iterator<Item = (&'a str, &'a [u8])>,
+) -> String {
+    let mut digest = [0; 16];
     for (path, etag) in entries {
-        hasher.update(path.as_bytes());
-        hasher.update([0]);
-        hasher.update(etag);
-        hasher.update([0]);
+        xor_into(&mut digest, path_digest(path, etag));
     }
-    let digest = hasher.finalize();
+    revision_text(&digest)
+}
+
+fn revision_text(digest: &[u8; 16]) -> String {
     digest[..6].iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -506,6 +659,61 @@ mod tests {
             changed.encoded.get(Encoding::Gzip).unwrap().etag,
             "\"marker\""
         );
+    }
+
+    /// A set patched edit after edit (through several foldings of its changes) is the set
+    /// made from scratch of the same artifacts: same lookups, length, iteration and revision.
+    #[test]
+    fn a_patched_set_is_the_set_made_from_scratch() {
+        let artifact = |path: &str, body: String| {
+            Arc::new(Artifact::new(
+                path,
+                "text/plain",
+                CachePolicy::Content,
+                body,
+            ))
+        };
+        let mut expected: std::collections::BTreeMap<String, Arc<Artifact>> = (0..500)
+            .map(|n| {
+                (
+                    format!("/p{n}"),
+                    artifact(&format!("/p{n}"), format!("v0 {n}")),
+                )
+            })
+            .collect();
+        let mut set = ArtifactSet::from_shared(expected.values().cloned().collect());
+        let before = set.clone();
+        for round in 1..=40 {
+            let put: Vec<Arc<Artifact>> = (0..round * 7)
+                .map(|n| {
+                    let path = format!("/p{}", (n * 37 + round) % 700);
+                    artifact(&path, format!("v{round} {n}"))
+                })
+                .collect();
+            let remove: Vec<String> = (0..round).map(|n| format!("/p{}", n * 13 % 600)).collect();
+            for path in &remove {
+                expected.remove(path);
+            }
+            for artifact in &put {
+                expected.insert(artifact.path.clone(), Arc::clone(artifact));
+            }
+            set = set.patched(put, &remove);
+            let scratch = ArtifactSet::from_shared(expected.values().cloned().collect());
+            assert_eq!(set.revision(), scratch.revision(), "round {round}");
+            assert_eq!(set.len(), expected.len());
+            let paths: Vec<&str> = set.sorted().iter().map(|a| a.path.as_str()).collect();
+            assert_eq!(
+                paths,
+                expected.keys().map(String::as_str).collect::<Vec<_>>()
+            );
+            for (path, artifact) in &expected {
+                assert!(Arc::ptr_eq(set.get(path).unwrap(), artifact), "{path}");
+            }
+            assert!(set.get("/p-none").is_none());
+        }
+        assert!(set.differing_paths(&before) > 0);
+        assert_eq!(set.differing_paths(&set.clone()), 0);
+        assert_eq!(before.differing_paths(&before.patched(Vec::new(), &[])), 0);
     }
 
     #[test]

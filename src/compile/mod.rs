@@ -73,17 +73,22 @@ pub fn compile(input: &CompileInput<'_>) -> Result<ArtifactSet, CompileError> {
 }
 
 /// What [`compile_in_context`] says besides the artifacts.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Rendered {
     /// The context the pages were rendered in, for the next compile to compare with.
     pub context: PageContext,
     /// What every other document was made from, likewise.
     pub site: SiteContext,
+    /// The paths of the documents that are not one page's own, to remove when the next
+    /// compile renders them again and some are gone (a division deleted).
+    pub site_paths: Arc<[String]>,
     /// Pages taken from the previous version instead of rendered.
     pub pages_reused: usize,
 }
 
-/// [`compile`], also saying how the pages were rendered.
+/// [`compile`], also saying how the pages were rendered. With a previous version compiled
+/// in the same page context, the result is that version patched where the content changed
+/// ([`reuse`]).
 pub fn compile_in_context(
     input: &CompileInput<'_>,
 ) -> Result<(ArtifactSet, Rendered), CompileError> {
@@ -91,40 +96,109 @@ pub fn compile_in_context(
     let templates = templates::Templates::load(input.config.templates.as_deref())?;
     let context = PageContext::of(input, &templates);
     let site = SiteContext::of(input, context);
-    let unchanged = reuse::UnchangedPages::new(input.previous, context);
-    let mut artifacts = match reuse::site_documents(input.previous, site) {
-        Some(kept) => kept,
-        None => site_documents(input, &templates)?
-            .into_iter()
-            .map(Arc::new)
-            .collect(),
-    };
-    artifacts.extend(documents::company::api_pages(input, unchanged.as_ref())?);
-    artifacts.extend(documents::pages::pages(
-        input,
-        &templates,
-        unchanged.as_ref(),
-    )?);
+    if let Some(previous) = input.previous {
+        if let Some((before, rendered)) = previous.compiled {
+            if rendered.context == context {
+                return patch(
+                    input,
+                    &templates,
+                    previous.artifacts,
+                    before,
+                    rendered,
+                    site,
+                );
+            }
+        }
+    }
+    let documents: Vec<Arc<Artifact>> = site_documents(input, &templates)?
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+    let site_paths = documents.iter().map(|a| a.path.clone()).collect();
+    let mut artifacts = documents;
+    artifacts.extend(documents::company::api_pages(input)?);
+    artifacts.extend(documents::pages::pages(input, &templates)?);
     tracing::debug!(
         artifacts = artifacts.len(),
         ms = started.elapsed().as_millis() as u64,
         "documents rendered"
     );
     let previous = input.previous.map(|previous| previous.artifacts);
-    let finished = match input.config.compression {
-        Compression::WhileCompiling => with_encodings(artifacts, previous),
-        Compression::Deferred => reuse_encodings(artifacts, previous),
-    };
-    tracing::debug!(
-        ms = started.elapsed().as_millis() as u64,
-        "artifacts compressed"
-    );
+    let finished = finish(input, artifacts, previous);
     let rendered = Rendered {
         context,
         site,
-        pages_reused: unchanged.as_ref().map_or(0, reuse::UnchangedPages::reused),
+        site_paths,
+        pages_reused: 0,
     };
     Ok((ArtifactSet::from_shared(finished), rendered))
+}
+
+/// `artifacts` with their compressed variants: made now with
+/// [`Compression::WhileCompiling`], else taken from `previous` where the bytes are the same.
+fn finish(
+    input: &CompileInput<'_>,
+    artifacts: Vec<Arc<Artifact>>,
+    previous: Option<&ArtifactSet>,
+) -> Vec<Arc<Artifact>> {
+    match input.config.compression {
+        Compression::WhileCompiling => with_encodings(artifacts, previous),
+        Compression::Deferred => reuse_encodings(artifacts, previous),
+    }
+}
+
+/// The previous version patched: the pages that are new or changed rendered, the paths of
+/// pages that are gone removed, and the site's own documents rendered again only when what
+/// they show changed.
+fn patch(
+    input: &CompileInput<'_>,
+    templates: &templates::Templates,
+    artifacts: &ArtifactSet,
+    before: &Site,
+    rendered: &Rendered,
+    site: SiteContext,
+) -> Result<(ArtifactSet, Rendered), CompileError> {
+    let started = std::time::Instant::now();
+    let (changed, gone) = reuse::page_changes(before, input.site);
+    let pages: Vec<Arc<crate::content::Page>> = changed
+        .iter()
+        .map(|&position| Arc::clone(&input.site.pages[position]))
+        .collect();
+    let mut put = documents::company::api_pages_of(input, &pages)?;
+    put.extend(documents::pages::pages_of(input, templates, &pages)?);
+    let mut remove: Vec<String> = gone
+        .iter()
+        .flat_map(|slug| reuse::page_paths(slug))
+        .collect();
+    let site_paths = if rendered.site == site && reuse::listed_alike(before, input.site) {
+        Arc::clone(&rendered.site_paths)
+    } else {
+        let documents = site_documents(input, templates)?;
+        let paths: Arc<[String]> = documents.iter().map(|a| a.path.clone()).collect();
+        remove.extend(
+            rendered
+                .site_paths
+                .iter()
+                .filter(|path| !paths.contains(path))
+                .cloned(),
+        );
+        put.extend(documents.into_iter().map(Arc::new));
+        paths
+    };
+    let put = finish(input, put, Some(artifacts));
+    tracing::debug!(
+        rendered = put.len(),
+        removed = remove.len(),
+        ms = started.elapsed().as_millis() as u64,
+        "documents patched"
+    );
+    let rendered = Rendered {
+        context: rendered.context,
+        site,
+        site_paths,
+        pages_reused: input.site.pages.len() - pages.len(),
+    };
+    Ok((artifacts.patched(put, &remove), rendered))
 }
 
 /// Content pages per batch of [`compile_in_batches`]: enough to keep both cores busy, few
@@ -160,8 +234,8 @@ pub(crate) fn compile_in_batches_of<E: From<CompileError>>(
         .collect();
     each(finish(documents))?;
     for pages in input.site.pages.chunks(pages_per_batch.max(1)) {
-        let mut batch = documents::company::api_pages_of(input, pages, None)?;
-        batch.extend(documents::pages::pages_of(input, &templates, pages, None)?);
+        let mut batch = documents::company::api_pages_of(input, pages)?;
+        batch.extend(documents::pages::pages_of(input, &templates, pages)?);
         each(finish(batch))?;
     }
     Ok(())

@@ -18,7 +18,7 @@ use hyper::header::{HeaderName, HeaderValue};
 use sha2::{Digest, Sha256};
 
 use super::artifact::{
-    etag_of_digest, revision_of_sorted, strong_etag, Artifact, ArtifactSet, Encoding,
+    etag_of_digest, revision_of_entries, strong_etag, Artifact, ArtifactSet, Encoding,
     Representation, Variants,
 };
 pub use super::manifest::{EncodedFile, Manifest, ManifestEntry};
@@ -27,7 +27,8 @@ use crate::content::Site;
 
 pub const MANIFEST_FILE: &str = "manifest.json";
 pub const MODEL_FILE: &str = "_model.json";
-const MANIFEST_FORMAT: u32 = 1;
+/// 2 since the revision combines each path's hash by XOR (format 1 hashed them in order).
+const MANIFEST_FORMAT: u32 = 2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
@@ -261,7 +262,7 @@ impl BuildWriter {
         base_url: &BaseUrl,
         origin: Option<&BaseUrl>,
     ) -> Result<Built, OutputError> {
-        let revision = revision_of_sorted(
+        let revision = revision_of_entries(
             self.artifacts
                 .iter()
                 .map(|(path, entry)| (path.as_str(), entry.etag.as_bytes())),

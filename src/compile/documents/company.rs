@@ -12,7 +12,6 @@ use hyper::header::{HeaderValue, LINK};
 
 use super::operation::{self, Context, Operations};
 use super::JSON;
-use crate::compile::reuse::UnchangedPages;
 use crate::compile::{Artifact, CachePolicy, CompileError, CompileInput};
 use crate::config::BaseUrl;
 use crate::content::Page;
@@ -43,30 +42,20 @@ pub fn api_company(input: &CompileInput<'_>) -> Result<Artifact, CompileError> {
     Ok(artifact)
 }
 
-pub fn api_pages(
-    input: &CompileInput<'_>,
-    unchanged: Option<&UnchangedPages<'_>>,
-) -> Result<Vec<Arc<Artifact>>, CompileError> {
-    api_pages_of(input, &input.site.pages, unchanged)
+pub fn api_pages(input: &CompileInput<'_>) -> Result<Vec<Arc<Artifact>>, CompileError> {
+    api_pages_of(input, &input.site.pages)
 }
 
 /// [`api_pages`] for `of`, some of the site's pages.
 pub fn api_pages_of(
     input: &CompileInput<'_>,
     of: &[Arc<Page>],
-    unchanged: Option<&UnchangedPages<'_>>,
 ) -> Result<Vec<Arc<Artifact>>, CompileError> {
     let base = &input.config.base_url;
     of.iter()
         .map(|page| {
-            let path = paths::api_page(&page.slug);
-            if let Some(mut before) = unchanged.and_then(|u| u.artifacts(page, &[&path])) {
-                if let Some(artifact) = before.pop() {
-                    return Ok(artifact);
-                }
-            }
             Artifact::json(
-                path,
+                paths::api_page(&page.slug),
                 JSON,
                 CachePolicy::Content,
                 &listing::page_document(base, page),

@@ -17,7 +17,6 @@ use serde_json::{json, Value};
 
 use super::auth_md::MARKDOWN;
 use super::operation::{self, Context, Operations};
-use crate::compile::reuse::UnchangedPages;
 use crate::compile::templates::Templates;
 use crate::compile::{exact_bytes, Artifact, CachePolicy, CompileError, CompileInput};
 use crate::content::{Contact, Division, Page};
@@ -775,14 +774,12 @@ pub fn site_pages(
     Ok(artifacts)
 }
 
-/// Every content page and its Markdown twin: taken from the previous version when
-/// unchanged, rendered otherwise.
+/// Every content page and its Markdown twin.
 pub fn pages(
     input: &CompileInput<'_>,
     templates: &Templates,
-    unchanged: Option<&UnchangedPages<'_>>,
 ) -> Result<Vec<Arc<Artifact>>, CompileError> {
-    pages_of(input, templates, &input.site.pages, unchanged)
+    pages_of(input, templates, &input.site.pages)
 }
 
 /// [`pages`] for `of`, some of the site's pages.
@@ -790,24 +787,14 @@ pub fn pages_of(
     input: &CompileInput<'_>,
     templates: &Templates,
     of: &[Arc<Page>],
-    unchanged: Option<&UnchangedPages<'_>>,
 ) -> Result<Vec<Arc<Artifact>>, CompileError> {
     let renderer = Renderer::new(input, templates);
     // Pages are independent: render them on every core (a site may have tens of thousands).
     let pages: Vec<&Page> = of.iter().map(|page| &**page).collect();
-    let rendered = crate::parallel::map(pages, |entry| {
-        let path = paths::page(&entry.slug);
-        let md_path = format!("{path}.md");
-        match unchanged.and_then(|u| u.page(entry, &path, &md_path)) {
-            Some(before) => Ok(before),
-            None => {
-                page(input, &renderer, entry).map(|fresh| fresh.into_iter().map(Arc::new).collect())
-            }
-        }
-    });
+    let rendered = crate::parallel::map(pages, |entry| page(input, &renderer, entry));
     let mut artifacts = Vec::with_capacity(of.len() * 2);
     for rendered in rendered {
-        artifacts.extend(rendered?);
+        artifacts.extend(rendered?.into_iter().map(Arc::new));
     }
     Ok(artifacts)
 }
