@@ -44,8 +44,9 @@ def timed_build(content, work, precompress):
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - started
-    if status != 0:
-        raise SystemExit(f"{' '.join(command)} failed ({status})")
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed (exit {process.returncode})")
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(out) for f in files)
     return elapsed, size, usage.ru_maxrss
 
@@ -138,9 +139,12 @@ def main():
     sizes = [int(size) for size in args.sizes.split(",")]
     machine = f"{os.cpu_count()} cores, {os.uname().sysname} {os.uname().release}"
     rows = []
-    for pages in sizes:
-        work = tempfile.mkdtemp(prefix="dossier-scale-")
-        try:
+    # Every size's trees stay until the end, for the reason timed_build gives.
+    works = []
+    try:
+        for pages in sizes:
+            work = tempfile.mkdtemp(prefix="dossier-scale-")
+            works.append(work)
             content = gen_content.generate(os.path.join(work, "content"), pages)
             build_s, build_bytes, build_rss = timed_build(content, work, precompress=False)
             pre_s, pre_bytes, _ = timed_build(content, work, precompress=True)
@@ -152,7 +156,8 @@ def main():
                    f" | {start_s:.2f} s | {p50:.0f} / {p99:.0f} ms | {rss / 1024:.0f} MiB | {company_bytes / 1024:.1f} KiB |")
             rows.append(row)
             print(row, flush=True)
-        finally:
+    finally:
+        for work in works:
             shutil.rmtree(work, ignore_errors=True)
     lines = [f"Measured by `just bench-scale` on {machine}; {args.edits} edits of one page per size.", "",
              "| pages | `dossier build` | its peak RSS | `build --precompress` | serve: start to first 200 | one-page edit to live, p50 / p99 | RSS when compressed | `GET /api/company` |",

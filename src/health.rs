@@ -1,8 +1,7 @@
 //! The health document (`GET /api/health`): what the service says about itself, and the
 //! one function that fills it (its wire type is [`crate::wire::Health`]).
 //!
-//! It lives below `live` and `compile` because both need it: `live` fills it for every
-//! version, and the OpenAPI document publishes its schema.
+//! `live` fills it for every version (and again while the revocation store is degraded).
 
 use std::time::SystemTime;
 

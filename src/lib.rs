@@ -37,4 +37,4 @@ pub mod search;
 pub mod serve;
 pub mod spool;
 pub(crate) mod suggest;
-pub(crate) mod wire;
+pub mod wire;

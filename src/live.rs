@@ -301,14 +301,14 @@ impl Live {
         );
         let health = Artifact::json(
             paths::API_HEALTH,
-            "application/json",
+            crate::wire::JSON,
             CachePolicy::Live,
             &health,
         )
         .unwrap_or_else(|_| {
             Artifact::new(
                 paths::API_HEALTH,
-                "application/json",
+                crate::wire::JSON,
                 CachePolicy::Live,
                 "{\"status\":\"ok\"}\n",
             )
@@ -416,7 +416,7 @@ impl LiveState {
     /// Moves `set`'s bodies into the spool, if there is one (see [`crate::spool`]).
     pub fn spool_bodies(&self, set: &mut ArtifactSet) {
         if let Some(spool) = &self.spool {
-            spool.take_bodies(set);
+            spool.take_new_bodies(set);
         }
     }
 

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use rust_stemmers::{Algorithm, Stemmer};
 
 use crate::content::{Contact, Page, Site};
-pub use crate::wire::Hit;
+use crate::wire::Hit;
 
 /// One ranked item, before its snippet is made.
 #[derive(Debug, Clone, Copy, PartialEq)]

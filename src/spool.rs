@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex, Weak};
 use bytes::Bytes;
 use memmap2::{Mmap, MmapOptions, UncheckedAdvice};
 
-use crate::compile::ArtifactSet;
+use crate::compile::{ArtifactSet, Bodies};
 
 /// The size of one spool file. Large enough that a 10,000-page site needs only three, so
 /// finding a body's segment is a short scan, and small enough that an idle segment does not
@@ -150,6 +150,35 @@ impl Spool {
     /// mostly dead) into the spool. Bodies keep their bytes, so ETags and the revision
     /// stay as they are.
     pub fn take_bodies(&self, set: &mut ArtifactSet) {
+        self.take(set, Bodies::All);
+    }
+
+    /// [`Spool::take_bodies`] for a set whose shared base was spooled when it was made (a
+    /// version after an edit, or after a round of compression): only its changed artifacts
+    /// are visited, unless some segment is mostly dead and its bodies must move.
+    pub fn take_new_bodies(&self, set: &mut ArtifactSet) {
+        let compacting = {
+            let segments = self.lock();
+            let current = segments.current.as_ref().map(|(segment, _)| segment);
+            segments
+                .all
+                .iter()
+                .filter_map(Weak::upgrade)
+                .any(|segment| {
+                    !current.is_some_and(|c| Arc::ptr_eq(c, &segment)) && segment.mostly_dead()
+                })
+        };
+        self.take(
+            set,
+            if compacting {
+                Bodies::All
+            } else {
+                Bodies::Changed
+            },
+        );
+    }
+
+    fn take(&self, set: &mut ArtifactSet, which: Bodies) {
         let mut segments = self.lock();
         segments.all.retain(|segment| segment.strong_count() > 0);
         let current = segments
@@ -167,7 +196,7 @@ impl Spool {
         // Two passes over the same bodies in the same order: write them all, sync, and only
         // then let the spooled copies replace the heap ones.
         let mut spooled: Vec<Option<Bytes>> = Vec::new();
-        set.replace_bodies(|body| {
+        set.replace_bodies(which, |body| {
             let copy = if body.len() < MIN_SPOOLED_BYTES || settled.iter().any(|s| s.contains(body))
             {
                 None
@@ -184,7 +213,7 @@ impl Spool {
             return;
         }
         let mut spooled = spooled.into_iter();
-        set.replace_bodies(|_| spooled.next().flatten());
+        set.replace_bodies(which, |_| spooled.next().flatten());
     }
 
     /// Writes back every segment written to since its last sync, and waits for the disk.
@@ -371,6 +400,37 @@ mod tests {
             .iter()
             .filter_map(Weak::upgrade)
             .any(|segment| segment.contains(body))
+    }
+
+    /// After an edit only the changed artifacts are visited: their bodies are spooled, and
+    /// the base shared with the version before is neither copied nor touched.
+    #[test]
+    fn new_bodies_are_spooled_without_touching_the_shared_base() {
+        let state = tempfile::tempdir().unwrap();
+        let spool = Spool::open(state.path()).unwrap();
+        let mut first = ArtifactSet::new(vec![
+            artifact("/a", text(3000, 1)),
+            artifact("/b", text(3000, 2)),
+        ]);
+        spool.take_bodies(&mut first);
+        let kept = Arc::clone(first.get("/a").unwrap());
+        let mut second = first.patched(
+            vec![
+                Arc::new(artifact("/b", text(3000, 3))),
+                Arc::new(artifact("/c", text(3000, 4))),
+            ],
+            &[],
+        );
+        spool.take_new_bodies(&mut second);
+        for (path, encoding, body) in bodies(&second) {
+            let expect_heap = body.len() < MIN_SPOOLED_BYTES;
+            assert_eq!(on_heap(&spool, &body), expect_heap, "{path} {encoding:?}");
+        }
+        assert!(
+            Arc::ptr_eq(second.get("/a").unwrap(), &kept),
+            "the base was copied"
+        );
+        assert_eq!(bodies(&second)[0].2, kept.identity.body);
     }
 
     #[test]

@@ -204,7 +204,7 @@ impl AuthService {
         if let Err(answer) = Self::spend(admitted, Minting::Registration) {
             return answer;
         }
-        if !form::is_media_type(request.content_type, "application/json") {
+        if !form::is_media_type(request.content_type, crate::wire::JSON) {
             return AuthReply::bad_request(
                 "invalid_request",
                 "send a JSON body with Content-Type: application/json, e.g. {\"type\": \"anonymous\"}",
@@ -465,7 +465,7 @@ impl AuthService {
         }
         AuthReply {
             status: StatusCode::OK,
-            content_type: "application/json",
+            content_type: crate::wire::JSON,
             body: b"{}\n".to_vec(),
             headers: Vec::new(),
         }

@@ -36,7 +36,7 @@ impl AuthReply {
     pub fn json<T: Serialize>(status: StatusCode, value: &T) -> AuthReply {
         AuthReply {
             status,
-            content_type: "application/json",
+            content_type: crate::wire::JSON,
             body: json_line(value),
             headers: Vec::new(),
         }

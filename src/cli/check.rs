@@ -100,8 +100,8 @@ enum Outcome {
     Failed(String),
 }
 
-/// Fetches each distinct external URL once; the failures as `(page, body line, message)`
-/// for every link to a failing URL, and a one-line summary.
+/// Fetches each distinct external URL once; a failure message for every link to a failing
+/// URL, and a one-line summary.
 fn external(site: &Site) -> Result<(Vec<LineMessage>, String), HttpError> {
     let found = links::external_links(site);
     let mut urls: Vec<&str> = found.iter().map(|link| link.url.as_str()).collect();

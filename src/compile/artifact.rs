@@ -488,12 +488,20 @@ impl ArtifactSet {
 
     /// Moves bodies to where `rehome` keeps them (see [`crate::spool`]): it returns the same
     /// bytes held elsewhere, or `None` to leave a body where it is. The bytes stay the same,
-    /// so ETags and the revision do too. `rehome` sees every body once, in an order that is
-    /// the same for two calls on an unchanged set; the base shared with other versions is
-    /// copied only when one of its bodies moves (after an edit, none has to).
-    pub fn replace_bodies(&mut self, mut rehome: impl FnMut(&Bytes) -> Option<Bytes>) {
+    /// so ETags and the revision do too. `rehome` sees each body of `which` once, in an order
+    /// that is the same for two calls on an unchanged set; the base shared with other
+    /// versions is copied only when one of its bodies moves.
+    pub fn replace_bodies(
+        &mut self,
+        which: Bodies,
+        mut rehome: impl FnMut(&Bytes) -> Option<Bytes>,
+    ) {
         let mut moved_in_base = Vec::new();
-        for (path, artifact) in self.base.iter() {
+        let base = match which {
+            Bodies::All => self.base.iter(),
+            Bodies::Changed => Default::default(),
+        };
+        for (path, artifact) in base {
             if self.changes.contains_key(path) {
                 continue;
             }
@@ -554,6 +562,15 @@ impl ArtifactSet {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+}
+
+/// Which bodies [`ArtifactSet::replace_bodies`] visits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bodies {
+    All,
+    /// Those of the artifacts changed since the base the set shares with the versions
+    /// before it: after an edit or a round of compression, the only ones not yet moved.
+    Changed,
 }
 
 /// Where `rehome` puts an artifact's bodies: identity first, then each encoding's slot.

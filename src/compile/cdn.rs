@@ -47,7 +47,7 @@ pub const COMMON_HEADERS: [(&str, &str); 6] = [
 ];
 
 const MARKDOWN_TYPE: &str = "text/markdown; charset=utf-8";
-const API_TYPE: &str = "application/json";
+const API_TYPE: &str = crate::wire::JSON;
 
 /// The type a static host gives a file by its name, or `None` when it cannot tell.
 fn inferred_type(file: &str) -> Option<&'static str> {

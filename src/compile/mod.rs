@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use artifact::{
-    exact_bytes, Artifact, ArtifactSet, CachePolicy, Encoding, Representation, Variants,
+    exact_bytes, Artifact, ArtifactSet, Bodies, CachePolicy, Encoding, Representation, Variants,
 };
 pub use reuse::{PageContext, Previous, SiteContext};
 
@@ -201,28 +201,22 @@ fn patch(
     Ok((artifacts.patched(put, &remove), rendered))
 }
 
-/// Content pages per batch of [`compile_in_batches`]: enough to keep both cores busy, few
-/// enough that a batch's bodies (about 7 KB a page, more with variants) stay a few tens of MB.
-const PAGES_PER_BATCH: usize = 4096;
+/// Content pages per batch of [`compile_in_batches`] in `dossier build`: enough to keep both
+/// cores busy, few enough that a batch's bodies (about 7 KB a page, more with variants) stay
+/// a few tens of MB.
+pub(crate) const PAGES_PER_BATCH: usize = 4096;
 
 /// The artifacts of [`compile`], handed to `each` a batch at a time and kept by nobody here:
-/// the site's own documents first, then the content pages `PAGES_PER_BATCH` at a time,
+/// the site's own documents first, then the content pages `pages_per_batch` at a time,
 /// rendered on every core (and compressed, with [`Compression::WhileCompiling`]).
 /// `dossier build` writes each batch and keeps only what its manifest needs, so its memory
 /// follows a batch, not the site. Nothing is reused: there is no previous version.
-pub fn compile_in_batches<E: From<CompileError>>(
-    input: &CompileInput<'_>,
-    each: impl FnMut(Vec<Arc<Artifact>>) -> Result<(), E>,
-) -> Result<(), E> {
-    compile_in_batches_of(input, PAGES_PER_BATCH, each)
-}
-
-/// [`compile_in_batches`] with `pages_per_batch` pages a batch.
-pub(crate) fn compile_in_batches_of<E: From<CompileError>>(
+pub(crate) fn compile_in_batches<E: From<CompileError>>(
     input: &CompileInput<'_>,
     pages_per_batch: usize,
     mut each: impl FnMut(Vec<Arc<Artifact>>) -> Result<(), E>,
 ) -> Result<(), E> {
+    let started = std::time::Instant::now();
     let templates = templates::Templates::load(input.config.templates.as_deref())?;
     let finish = |batch: Vec<Arc<Artifact>>| match input.config.compression {
         Compression::WhileCompiling => with_encodings(batch, None),
@@ -238,6 +232,11 @@ pub(crate) fn compile_in_batches_of<E: From<CompileError>>(
         batch.extend(documents::pages::pages_of(input, &templates, pages)?);
         each(finish(batch))?;
     }
+    tracing::debug!(
+        pages = input.site.pages.len(),
+        ms = started.elapsed().as_millis() as u64,
+        "documents rendered and handed over in batches"
+    );
     Ok(())
 }
 

@@ -150,7 +150,7 @@ fn build_in_batches_of(
     out: &Path,
 ) -> Result<Built, BuildError> {
     let mut writer = BuildWriter::begin(out)?;
-    super::compile_in_batches_of(input, pages_per_batch, |batch| {
+    super::compile_in_batches(input, pages_per_batch, |batch| {
         let batch: Vec<&Artifact> = batch.iter().map(|artifact| artifact.as_ref()).collect();
         writer.write(&batch).map_err(BuildError::from)
     })?;
@@ -215,10 +215,12 @@ impl BuildWriter {
         })
     }
 
-    /// Writes `batch`'s files. A path that some later batch would make a directory must come
-    /// in the same batch as that path or a later one (the site's own documents come first,
-    /// and no page path is a prefix of another): otherwise its file is already written under
-    /// the wrong name, and this says so rather than write a build that serves nothing there.
+    /// Writes `batch`'s files. A path that is the prefix of another (`/a` of `/a/b`) is
+    /// stored as `a/index.<ext>`, which the writer knows only once it has seen `/a/b`: a
+    /// path made a prefix by a later batch has already been written under the wrong name,
+    /// and this says so rather than write a build that serves nothing there. Today's paths
+    /// never do that: a slug has no `/`, so no page path is a prefix, and the only prefixes
+    /// (`/`, `/.well-known/oauth-protected-resource`) come with the site's documents.
     pub fn write(&mut self, batch: &[&Artifact]) -> Result<(), OutputError> {
         for artifact in batch {
             let mut path = artifact.path.as_str();
@@ -231,9 +233,9 @@ impl BuildWriter {
                     entry.file != file_for(path, &self.prefixes, &entry.content_type)
                 }) {
                     return Err(OutputError::Manifest {
-                        path: self.staging.join(path.trim_start_matches('/')),
+                        path: self.out.clone(),
                         reason: format!(
-                            "{path} was written as a file before {} made it a directory",
+                            "{path} was written as a file before {} made it a directory (a bug in dossier's batching: please report it)",
                             artifact.path
                         ),
                     });
@@ -519,6 +521,57 @@ mod tests {
             }
         }
         files
+    }
+
+    /// A path that is a prefix of another is stored as `<path>/index.<ext>`: fine when the
+    /// longer path comes first or in the same batch, refused (not written wrong) when it
+    /// comes in a later batch.
+    #[test]
+    fn a_path_made_a_directory_by_a_later_batch_is_refused() {
+        use crate::compile::CachePolicy;
+        let scratch = std::env::temp_dir().join(format!("dossier-prefix-{}", std::process::id()));
+        let site =
+            crate::content::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("content")).unwrap();
+        let base = BaseUrl::parse("https://info.example.com").unwrap();
+        let doc = |path: &str| Artifact::new(path, "text/plain", CachePolicy::Content, "x");
+        let (a, ab) = (doc("/a"), doc("/a/b"));
+        for (name, batches, ok) in [
+            ("together", vec![vec![&a, &ab]], true),
+            ("longer first", vec![vec![&ab], vec![&a]], true),
+            ("prefix first", vec![vec![&a], vec![&ab]], false),
+        ] {
+            let out = scratch.join(name);
+            let mut writer = BuildWriter::begin(&out).unwrap();
+            let written: Result<(), OutputError> =
+                batches.iter().try_for_each(|batch| writer.write(batch));
+            match &written {
+                Ok(()) => assert!(ok, "{name}"),
+                Err(error) => assert!(
+                    !ok && error
+                        .to_string()
+                        .contains("/a was written as a file before /a/b made it a directory"),
+                    "{name}: {error}"
+                ),
+            }
+            if ok {
+                writer.finish(&site, &base, None).unwrap();
+                assert_eq!(
+                    fs::read_to_string(out.join("a/index.txt")).unwrap(),
+                    "x",
+                    "{name}"
+                );
+                assert_eq!(fs::read_to_string(out.join("a/b")).unwrap(), "x", "{name}");
+            } else {
+                drop(writer);
+                let left: Vec<_> = fs::read_dir(&scratch)
+                    .unwrap()
+                    .flatten()
+                    .filter(|entry| entry.file_name().to_string_lossy().contains(name))
+                    .collect();
+                assert!(left.is_empty(), "{name}: nothing is left behind");
+            }
+        }
+        let _ = fs::remove_dir_all(&scratch);
     }
 
     /// `dossier build` writes batch by batch; the tree must be the one a whole set makes,

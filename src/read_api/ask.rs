@@ -19,8 +19,7 @@ use crate::compile::{Artifact, CachePolicy};
 use crate::listing::{DEFAULT_SEARCH_LIMIT, MAX_SEARCH_CHARS};
 use crate::paths;
 use crate::read_model::ReadModel;
-use crate::search::Hit;
-use crate::wire::{AskAnswer, AskMeta, AskResult};
+use crate::wire::{AskAnswer, AskMeta, AskResult, Hit};
 
 /// The NLWeb protocol version these answers follow.
 pub(crate) const NLWEB_VERSION: &str = "0.54";

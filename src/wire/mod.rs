@@ -5,9 +5,10 @@
 //! the code that fills a document, the handler that sends it and the OpenAPI document that
 //! publishes its derived schema all name the same type without importing each other. The
 //! functions that fill them live with their data (`listing`, `health`, `read_api`, `auth`).
-//! Shapes fixed by another standard and written in one place only (the OAuth discovery
-//! documents, the MCP server card, JSON-RPC) stay beside the code that writes them, as do
-//! the MCP tools' results, each in its tool's file.
+//! Shapes fixed by another standard, written in one place and published in no schema of
+//! ours (the OAuth discovery documents, the MCP server card, JSON-RPC) stay beside the code
+//! that writes them, as do the MCP tools' results, each in its tool's file. The linkset is
+//! here because `/openapi.json` publishes its schema too.
 
 mod auth;
 mod error;

@@ -1,14 +1,14 @@
 //! The MCP tools: the same data as `/api/company`, shaped for a model to pick from.
 //!
 //! One file per tool, each a [`Tool`]: its name, title, description, the clause it adds to
-//! the server's instructions, its argument type and its answer type, and `run`, a plain
+//! the server's instructions, its argument type and its `Output` type, and `run`, a plain
 //! function from the read model and the arguments to the answer. [`TOOLS`] lists them in the
 //! order `tools/list` returns them; everything else (the `tools/list` entries, the
 //! instructions, which results are prepared once per revision, which calls are rate
 //! limited) is derived from that list, so adding a tool is one new file and one line here.
 //!
 //! The `inputSchema` and `outputSchema` that `tools/list` publishes are derived from the
-//! argument and answer types ([`crate::schema`]), and arguments are read through those same
+//! argument and `Output` types ([`crate::schema`]), and arguments are read through those same
 //! types, so what is checked, what is sent and what is described cannot drift apart. A bad
 //! argument is a tool error (`isError: true`) that tells the model what would work.
 
@@ -84,7 +84,7 @@ pub(crate) static TOOLS: [&dyn Registered; 7] = [
 ];
 
 /// A [`Tool`] as the registry holds it: the same, without the types, so that tools of
-/// different argument and answer types can sit in one list.
+/// different argument and `Output` types can sit in one list.
 pub(crate) trait Registered: Sync {
     fn name(&self) -> &'static str;
     fn rate_limited(&self) -> bool;

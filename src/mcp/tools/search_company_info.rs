@@ -8,7 +8,7 @@ use super::arguments::{Id, Limit, Text};
 use super::{page, NextCursor, Tool};
 use crate::listing::MAX_SEARCH_CHARS;
 use crate::read_model::ReadModel;
-use crate::search::Hit;
+use crate::wire::Hit;
 
 pub(crate) const MAX_SEARCH_RESULTS: usize = 20;
 const DEFAULT_SEARCH_RESULTS: usize = 5;
