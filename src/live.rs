@@ -203,6 +203,22 @@ pub fn prepare(
     jwks: &[PublicJwk],
     previous: Option<&Live>,
 ) -> Result<Version, LoadError> {
+    prepare_edited(source, config, jwks, previous, None)
+}
+
+/// [`prepare`] when a file watcher says that only the files at `edited` changed since
+/// `previous` was prepared ([`content::load_edited`]). `previous` must then be a version
+/// whose content loaded without errors: after a refused edit, files the watcher named
+/// before may differ from it too.
+pub fn prepare_edited(
+    source: &Source,
+    config: &SiteConfig,
+    jwks: &[PublicJwk],
+    previous: Option<&Live>,
+    edited: Option<&[PathBuf]>,
+) -> Result<Version, LoadError> {
+    let edited =
+        edited.filter(|_| previous.is_some_and(|live| matches!(live.status, ContentStatus::Ok)));
     match source {
         Source::Content(dir) => {
             let started = std::time::Instant::now();
@@ -210,9 +226,10 @@ pub fn prepare(
                 let compiled = live.compiled.as_deref()?;
                 Some((live.model.site(), compiled))
             });
-            let (site, files) = content::load_reusing(
+            let (site, files) = content::load_edited(
                 dir,
                 reusable.map(|(site, compiled)| (site, &compiled.files)),
+                edited,
             )
             .map_err(LoadError::Content)?;
             let site = Arc::new(site);

@@ -100,16 +100,25 @@ pub fn watch<H: Host>(app: Arc<H>) -> Result<JoinHandle<()>, WatchError> {
         .name("dossier-reload".into())
         .spawn(move || {
             let mut watched = identity(&target);
+            // Whether some change may have gone unseen since the last reload (an error, or
+            // a queue overflow the watcher reports as "rescan"): then the next reload looks
+            // at every file rather than at the paths the events named.
+            let mut missed = false;
             loop {
                 // Wait for the first relevant event of a batch.
                 let mut changed = std::collections::BTreeSet::new();
                 match events.recv() {
+                    Ok(Ok(event)) if event.need_rescan() => {
+                        missed = true;
+                        changed.extend(event.paths);
+                    }
                     Ok(Ok(event)) if relevant(&event, &targets) => {
                         changed.extend(event.paths);
                     }
                     Ok(Ok(_)) => continue,
                     Ok(Err(error)) => {
                         tracing::warn!(%error, "file watcher error");
+                        missed = true;
                         continue;
                     }
                     Err(_) => return,
@@ -125,9 +134,14 @@ pub fn watch<H: Host>(app: Arc<H>) -> Result<JoinHandle<()>, WatchError> {
                         break;
                     }
                     match events.recv_timeout(deadline - now) {
-                        Ok(Ok(event)) if relevant(&event, &targets) => {
+                        Ok(Ok(event)) if event.need_rescan() || relevant(&event, &targets) => {
+                            missed |= event.need_rescan();
                             changed.extend(event.paths);
                             last = Instant::now();
+                        }
+                        Ok(Err(error)) => {
+                            tracing::warn!(%error, "file watcher error");
+                            missed = true;
                         }
                         Ok(_) => {}
                         Err(RecvTimeoutError::Timeout) => break,
@@ -136,13 +150,20 @@ pub fn watch<H: Host>(app: Arc<H>) -> Result<JoinHandle<()>, WatchError> {
                 }
                 let now = identity(&target);
                 if now.is_some() && now != watched {
+                    missed = true;
                     let _ = watcher.unwatch(&target);
                     match watcher.watch(&target, RecursiveMode::Recursive) {
                         Ok(()) => watched = now,
                         Err(error) => tracing::warn!(%error, "cannot watch the replaced directory"),
                     }
                 }
-                reload_changed(&app, &files_list(&changed, &targets));
+                let edited: Vec<PathBuf> = changed.iter().cloned().collect();
+                reload_changed(
+                    &app,
+                    &files_list(&changed, &targets),
+                    (!missed).then_some(edited.as_slice()),
+                );
+                missed = false;
             }
         })
         .map_err(|e| WatchError(e.to_string()))?;
@@ -195,11 +216,13 @@ static RELOADING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Compiles the source once, with the keys published now, and swaps the result in, or
 /// reports why not; then compresses the new version's variants in the background.
 pub fn reload<H: Host>(app: &Arc<H>) {
-    reload_changed(app, "");
+    reload_changed(app, "", None);
 }
 
-/// [`reload`] after an edit of `files` (named in the log lines).
-pub fn reload_changed<H: Host>(app: &Arc<H>, files: &str) {
+/// [`reload`] after an edit of `files` (named in the log lines). `edited` is every path the
+/// watcher saw change, when it saw all of them (no overflow or error since the last
+/// reload): then a page edit reads only that page ([`live::prepare_edited`]).
+pub fn reload_changed<H: Host>(app: &Arc<H>, files: &str, edited: Option<&[PathBuf]>) {
     {
         let _one_at_a_time = RELOADING
             .lock()
@@ -207,7 +230,7 @@ pub fn reload_changed<H: Host>(app: &Arc<H>, files: &str) {
         let jwks = app.published_jwks();
         let live = app.live_state();
         reload_files(live, files, |previous| {
-            live::prepare(live.source(), app.config(), &jwks, Some(previous))
+            live::prepare_edited(live.source(), app.config(), &jwks, Some(previous), edited)
         });
     }
     compress_in_background(Arc::clone(app));

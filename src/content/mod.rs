@@ -77,6 +77,26 @@ pub fn load_reusing(
     dir: &Path,
     previous: Option<(&Site, &PageFiles)>,
 ) -> Result<(Site, PageFiles), ContentErrors> {
+    load_edited(dir, previous, None)
+}
+
+/// [`load_reusing`], told by a file watcher that only the files at `edited` changed since
+/// `previous` was loaded. When they are all page files that still exist and keep their
+/// slug, order and title (an edit of a page's text or fields), only they are read: the
+/// rest of the site is `previous`'s, and 100,000 pages are not listed and checked again
+/// for one edit. Anything else (a new, removed or misnamed file, another kind of file, a
+/// page with a problem) is a full [`load_reusing`], so the result and its errors are
+/// always those of a clean [`load`].
+pub fn load_edited(
+    dir: &Path,
+    previous: Option<(&Site, &PageFiles)>,
+    edited: Option<&[PathBuf]>,
+) -> Result<(Site, PageFiles), ContentErrors> {
+    if let (Some(edited), Some((site, files))) = (edited, previous) {
+        if let Some(loaded) = edited_pages(dir, site, files, edited) {
+            return Ok(loaded);
+        }
+    }
     let mut errors = ContentErrors::default();
     if !dir.is_dir() {
         errors.push(ContentError::whole_file(dir, "content directory not found"));
@@ -223,9 +243,7 @@ pub fn load_reusing(
                 .into_iter()
                 .enumerate()
                 .map(|(position, (page, file, stamp))| {
-                    if let Some(stamp) = stamp {
-                        files.insert(file, stamp, position);
-                    }
+                    files.insert(file, stamp, position);
                     page
                 })
                 .collect();
@@ -255,6 +273,66 @@ struct ReadPage {
 /// Reads and parses page files on every core (a site may have tens of thousands), keeping
 /// their order so errors are reported in file order. A file unchanged since `previous` is
 /// not read: its page is taken from there.
+/// `site` with the pages at `edited` read again, or `None` when that is not all that
+/// changed (see [`load_edited`]).
+fn edited_pages(
+    dir: &Path,
+    site: &Site,
+    files: &PageFiles,
+    edited: &[PathBuf],
+) -> Option<(Site, PageFiles)> {
+    let root = std::fs::canonicalize(dir).ok()?;
+    let pages_dir = dir.join("pages");
+    let watched_pages = std::path::absolute(&pages_dir).ok()?;
+    let mut replaced = Vec::new();
+    for path in edited {
+        let name = path.file_name()?;
+        let file = pages_dir.join(name);
+        let known = files.position(&file);
+        let noise =
+            name.to_string_lossy().starts_with('.') || name.to_string_lossy().ends_with('~');
+        if path.parent() != Some(watched_pages.as_path()) || noise || known.is_none() {
+            // A file that is gone again and was no page (an editor's or `sed -i`'s
+            // temporary file) changed nothing; anything else needs a full load.
+            if known.is_none() && std::fs::symlink_metadata(path).is_err() {
+                continue;
+            }
+            return None;
+        }
+        let position = known?;
+        let mut errors = ContentErrors::default();
+        let text = read_text(&root, &file, &mut errors)?;
+        let (page, _) = parse_page(&file, &text, &mut errors)?;
+        let before = site.pages.get(position)?;
+        // The same slug, order and title keep the page's place and its slug unique; its
+        // division must still be one of the site's.
+        let placed =
+            page.slug == before.slug && page.order == before.order && page.title == before.title;
+        let division_known = page
+            .division
+            .as_ref()
+            .is_none_or(|id| site.divisions.iter().any(|division| &division.id == id));
+        if !errors.is_empty() || !placed || !division_known {
+            return None;
+        }
+        replaced.push((position, Arc::new(page)));
+    }
+    let mut pages = site.pages.clone();
+    for (position, page) in replaced {
+        pages[position] = page;
+    }
+    // The edited files keep their old stamps, which no longer match: a later full load
+    // reads them again.
+    Some((
+        Site {
+            company: site.company.clone(),
+            divisions: site.divisions.clone(),
+            pages,
+        },
+        files.clone(),
+    ))
+}
+
 fn read_pages(
     root: &Path,
     files: Vec<PathBuf>,

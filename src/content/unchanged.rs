@@ -52,9 +52,10 @@ impl FileStamp {
 }
 
 /// Where each page of one [`Site`] came from: file, stamp, and position in `Site::pages`.
-/// Only the positions are kept, not the pages: the site holds them already.
+/// Only the positions are kept, not the pages: the site holds them already. Shared, so a
+/// version made by an edit of one page keeps the map of the one before without copying it.
 #[derive(Debug, Clone, Default)]
-pub struct PageFiles(HashMap<PathBuf, (FileStamp, usize)>);
+pub struct PageFiles(Arc<HashMap<PathBuf, (Option<FileStamp>, usize)>>);
 
 impl PageFiles {
     /// The page `site` (the site these files were recorded with) has from `file`, if the
@@ -67,12 +68,19 @@ impl PageFiles {
     ) -> Option<&'a Arc<Page>> {
         self.0
             .get(file)
-            .filter(|(before, _)| *before == stamp)
+            .filter(|(before, _)| *before == Some(stamp))
             .and_then(|(_, position)| site.pages.get(*position))
     }
 
-    pub(super) fn insert(&mut self, file: PathBuf, stamp: FileStamp, position: usize) {
-        self.0.insert(file, (stamp, position));
+    /// Records that `file` became the page at `position`; `stamp` is `None` for a file
+    /// changed too recently to trust (it is read again next time).
+    pub(super) fn insert(&mut self, file: PathBuf, stamp: Option<FileStamp>, position: usize) {
+        Arc::make_mut(&mut self.0).insert(file, (stamp, position));
+    }
+
+    /// The position in `Site::pages` of the page read from `file`.
+    pub(super) fn position(&self, file: &Path) -> Option<usize> {
+        self.0.get(file).map(|(_, position)| *position)
     }
 
     pub fn len(&self) -> usize {
