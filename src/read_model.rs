@@ -38,7 +38,11 @@ impl ReadModel {
         let earlier = previous
             .filter(|previous| previous.base == *base)
             .map(|previous| (previous.site.as_ref(), &previous.search));
-        let search = SearchIndex::build_reusing(&site, base.as_str(), earlier);
+        // An edit of pages in place patches the index; anything else builds it again,
+        // reusing the stems of unchanged pages.
+        let search = earlier
+            .and_then(|(before, index)| index.patched(before, &site, base.as_str()))
+            .unwrap_or_else(|| SearchIndex::build_reusing(&site, base.as_str(), earlier));
         ReadModel {
             site,
             base: base.clone(),

@@ -17,6 +17,7 @@
 //! page.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use rust_stemmers::{Algorithm, Stemmer};
 
@@ -51,15 +52,20 @@ struct Item {
     stems: Box<[(u32, f32)]>,
 }
 
+/// The index's parts are shared between versions (`Arc`) so that [`SearchIndex::patched`]
+/// makes the next version by copying only what an edit touches.
 pub struct SearchIndex {
-    items: Vec<Item>,
+    items: Vec<Arc<Item>>,
+    /// Each item's weighted length, by position: what scoring reads for every posting.
+    lengths: Vec<f64>,
     /// Each distinct stem once, with its id: the position of its postings.
-    terms: HashMap<String, u32>,
-    /// Every stem that occurs, in order, for prefix matches by binary search.
-    sorted_terms: Vec<(String, u32)>,
+    terms: Arc<HashMap<String, u32>>,
+    /// Every stem that occurs or occurred (a patched index keeps stems whose postings an
+    /// edit emptied; they match nothing), in order, for prefix matches by binary search.
+    sorted_terms: Arc<Vec<(String, u32)>>,
     /// Per stem: (item, weighted term frequency), in item order. Field weights are small
     /// whole numbers, so `f32` holds every frequency exactly.
-    postings: Vec<Vec<(u32, f32)>>,
+    postings: Vec<Arc<Vec<(u32, f32)>>>,
     average_length: f64,
 }
 
@@ -81,11 +87,11 @@ impl<'a> Earlier<'a> {
             .iter()
             .filter_map(|item| {
                 let page: &Page = site.pages.get(item.page?)?;
-                Some((page.slug.as_str(), (page, item)))
+                Some((page.slug.as_str(), (page, item.as_ref())))
             })
             .collect();
         let mut stems = vec![""; index.postings.len()];
-        for (stem, id) in &index.terms {
+        for (stem, id) in index.terms.iter() {
             stems[*id as usize] = stem;
         }
         Earlier {
@@ -190,8 +196,9 @@ impl SearchIndex {
         let stemmer = stemmer();
         let mut index = SearchIndex {
             items: Vec::new(),
-            terms: HashMap::new(),
-            sorted_terms: Vec::new(),
+            lengths: Vec::new(),
+            terms: Arc::default(),
+            sorted_terms: Arc::default(),
             postings: Vec::new(),
             average_length: 0.0,
         };
@@ -240,30 +247,14 @@ impl SearchIndex {
             }
         }
         for (position, page) in site.pages.iter().enumerate() {
-            let item = Item::new(
-                Some(position),
-                "page",
-                &page.slug,
-                &page.title,
-                format!("company://pages/{}", page.slug),
-                format!("{base_url}/{}", page.slug),
-                String::new(),
-            );
+            let item = page_item(position, page, base_url);
             let reused = earlier.as_mut().and_then(|earlier| {
                 let before = earlier.unchanged(page)?;
                 Some((earlier.stems_of(before, &mut index), before.length))
             });
             match reused {
                 Some((stems, length)) => index.push(item, stems, length),
-                None => index.add(
-                    &stemmer,
-                    item,
-                    &[
-                        (&page.title, TITLE_WEIGHT),
-                        (&page.summary, SUMMARY_WEIGHT),
-                        (&page.body_markdown, BODY_WEIGHT),
-                    ],
-                ),
+                None => index.add(&stemmer, item, &page_fields(page)),
             }
         }
         let company = &site.company;
@@ -285,30 +276,95 @@ impl SearchIndex {
                 (&text, BODY_WEIGHT),
             ],
         );
-        index.sorted_terms = index
+        let mut sorted_terms: Vec<(String, u32)> = index
             .terms
             .iter()
             .map(|(stem, term)| (stem.clone(), *term))
             .collect();
-        index.sorted_terms.sort_unstable();
-        let total: f64 = index.items.iter().map(|item| item.length).sum();
-        index.average_length = (total / index.items.len().max(1) as f64).max(1.0);
+        sorted_terms.sort_unstable();
+        index.sorted_terms = Arc::new(sorted_terms);
+        index.average_length = average_length(&index.lengths);
         index
     }
 
+    /// `self` (the index of `before`) made the index of `now` by re-indexing only the pages
+    /// that differ, when that is all that changed: the same company and divisions, and the
+    /// same pages in the same places. `None` otherwise (then [`SearchIndex::build_reusing`]).
+    /// Ranks exactly as a clean build does: every score is a sum over the query's stems in
+    /// the query's order, and lengths are whole numbers, so their sum is exact in any order.
+    pub fn patched(&self, before: &Site, now: &Site, base_url: &str) -> Option<SearchIndex> {
+        let same_place = before.pages.len() == now.pages.len()
+            && before.company == now.company
+            && before.divisions == now.divisions
+            && before
+                .pages
+                .iter()
+                .zip(&now.pages)
+                .all(|(a, b)| a.slug == b.slug);
+        if !same_place {
+            return None;
+        }
+        let offset = match now.pages.len() {
+            0 => 0,
+            _ => self.items.iter().position(|item| item.page == Some(0))?,
+        };
+        let mut index = SearchIndex {
+            items: self.items.clone(),
+            lengths: self.lengths.clone(),
+            terms: Arc::clone(&self.terms),
+            sorted_terms: Arc::clone(&self.sorted_terms),
+            postings: self.postings.clone(),
+            average_length: 0.0,
+        };
+        let stemmer = stemmer();
+        for (position, (old, page)) in before.pages.iter().zip(&now.pages).enumerate() {
+            if Arc::ptr_eq(old, page) || old == page {
+                continue;
+            }
+            let at = offset + position;
+            let item_id = at as u32;
+            for (term, _) in index.items[at].stems.iter() {
+                let postings = Arc::make_mut(&mut index.postings[*term as usize]);
+                if let Ok(found) = postings.binary_search_by_key(&item_id, |(item, _)| *item) {
+                    postings.remove(found);
+                }
+            }
+            let mut item = page_item(position, page, base_url);
+            let (stems, length) = index.stems_of(&stemmer, &page_fields(page));
+            for (term, frequency) in &stems {
+                let postings = Arc::make_mut(&mut index.postings[*term as usize]);
+                let place = postings.partition_point(|(item, _)| *item < item_id);
+                postings.insert(place, (item_id, *frequency));
+            }
+            item.length = length;
+            item.stems = stems.into_boxed_slice();
+            index.lengths[at] = length;
+            index.items[at] = Arc::new(item);
+        }
+        index.average_length = average_length(&index.lengths);
+        Some(index)
+    }
+
     /// The id of `stem`, added if new. Ids only place postings: no result depends on them.
+    /// A stem new to an index that is already sorted (a patched one) also takes its place in
+    /// the sorted list.
     fn intern(&mut self, stem: &str) -> u32 {
         if let Some(term) = self.terms.get(stem) {
             return *term;
         }
         let term = self.postings.len() as u32;
-        self.terms.insert(stem.to_string(), term);
-        self.postings.push(Vec::new());
+        Arc::make_mut(&mut self.terms).insert(stem.to_string(), term);
+        self.postings.push(Arc::default());
+        if !self.sorted_terms.is_empty() {
+            let sorted = Arc::make_mut(&mut self.sorted_terms);
+            let place = sorted.partition_point(|(known, _)| known.as_str() < stem);
+            sorted.insert(place, (stem.to_string(), term));
+        }
         term
     }
 
-    /// Stems `fields` and adds the item.
-    fn add(&mut self, stemmer: &Stemmer, item: Item, fields: &[(&String, f64)]) {
+    /// The stems of `fields` (ids, with weighted frequencies, by id) and the weighted length.
+    fn stems_of(&mut self, stemmer: &Stemmer, fields: &[(&String, f64)]) -> (Vec<(u32, f32)>, f64) {
         let mut frequencies: HashMap<u32, f32> = HashMap::new();
         let mut length = 0.0;
         for (text, weight) in fields {
@@ -320,6 +376,12 @@ impl SearchIndex {
         }
         let mut stems: Vec<(u32, f32)> = frequencies.into_iter().collect();
         stems.sort_unstable_by_key(|(term, _)| *term);
+        (stems, length)
+    }
+
+    /// Stems `fields` and adds the item.
+    fn add(&mut self, stemmer: &Stemmer, item: Item, fields: &[(&String, f64)]) {
+        let (stems, length) = self.stems_of(stemmer, fields);
         self.push(item, stems, length);
     }
 
@@ -327,11 +389,12 @@ impl SearchIndex {
     fn push(&mut self, mut item: Item, stems: Vec<(u32, f32)>, length: f64) {
         let position = self.items.len() as u32;
         for (term, frequency) in &stems {
-            self.postings[*term as usize].push((position, *frequency));
+            Arc::make_mut(&mut self.postings[*term as usize]).push((position, *frequency));
         }
         item.length = length;
         item.stems = stems.into_boxed_slice();
-        self.items.push(item);
+        self.lengths.push(length);
+        self.items.push(Arc::new(item));
     }
 
     /// BM25 of one stem's postings, added into `scores` (one slot per item), scaled by
@@ -341,9 +404,9 @@ impl SearchIndex {
         let n = self.items.len() as f64;
         let df = postings.len() as f64;
         let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-        for (item, frequency) in postings {
+        for (item, frequency) in postings.iter() {
             let frequency = f64::from(*frequency);
-            let length = self.items[*item as usize].length / self.average_length;
+            let length = self.lengths[*item as usize] / self.average_length;
             let tf = frequency * (K1 + 1.0) / (frequency + K1 * (1.0 - B + B * length));
             scores[*item as usize] += factor * idf * tf;
         }
@@ -357,6 +420,7 @@ impl SearchIndex {
         self.sorted_terms[first..]
             .iter()
             .take_while(move |(stem, _)| stem.starts_with(prefix))
+            .filter(|(_, term)| !self.postings[*term as usize].is_empty())
             .take(MAX_PREFIX_STEMS)
             .map(|(stem, term)| (stem.as_str(), *term))
     }
@@ -498,6 +562,34 @@ impl Item {
     }
 }
 
+/// A page's item, before its stems.
+fn page_item(position: usize, page: &Page, base_url: &str) -> Item {
+    Item::new(
+        Some(position),
+        "page",
+        &page.slug,
+        &page.title,
+        format!("company://pages/{}", page.slug),
+        format!("{base_url}/{}", page.slug),
+        String::new(),
+    )
+}
+
+/// A page's searchable fields with their weights.
+fn page_fields(page: &Page) -> [(&String, f64); 3] {
+    [
+        (&page.title, TITLE_WEIGHT),
+        (&page.summary, SUMMARY_WEIGHT),
+        (&page.body_markdown, BODY_WEIGHT),
+    ]
+}
+
+/// The average weighted length of the items (at least 1, so no length divides by 0).
+fn average_length(lengths: &[f64]) -> f64 {
+    let total: f64 = lengths.iter().sum();
+    (total / lengths.len().max(1) as f64).max(1.0)
+}
+
 /// Markdown without its markup characters, for snippets.
 fn strip_markdown(markdown: &str) -> String {
     markdown
@@ -561,6 +653,86 @@ mod tests {
                 .unwrap();
         let index = SearchIndex::build(&site, "https://x.example");
         Fixture { site, index }
+    }
+
+    /// An index patched edit after edit ranks every query exactly as a clean build of the
+    /// same site: words added and removed, a stem that only an edit brings (and its prefix
+    /// matches), and a stem an edit takes away (which must stop matching prefixes).
+    #[test]
+    fn a_patched_index_ranks_as_a_clean_build() {
+        let base = "https://x.example";
+        let mut site = index().site;
+        let mut index = SearchIndex::build(&site, base);
+        let queries = [
+            "calibration certificate",
+            "quality",
+            "qual",
+            "zebrafinch",
+            "zebraf",
+            "zebr",
+            "support email",
+            "sustainability report",
+            "acc",
+            "history of the company",
+        ];
+        let edits: [&dyn Fn(&mut Page); 4] = [
+            &|page| {
+                page.body_markdown
+                    .push_str("\nA zebrafinch and zebrafinches.\n")
+            },
+            &|page| page.body_markdown = "Nothing left but quality.".into(),
+            &|page| page.summary = format!("{} accredited", page.summary),
+            &|page| page.body_markdown = page.body_markdown.replace("zebrafinch", "lark"),
+        ];
+        for round in 0..12 {
+            let before = site.clone();
+            let position = (round * 5) % site.pages.len();
+            let mut page = site.pages[position].as_ref().clone();
+            edits[round % edits.len()](&mut page);
+            site.pages[position] = Arc::new(page);
+            index = index
+                .patched(&before, &site, base)
+                .expect("an edit in place patches");
+            let clean = SearchIndex::build(&site, base);
+            for query in queries {
+                assert_eq!(
+                    index.rank(&site, query),
+                    clean.rank(&site, query),
+                    "{query:?} after round {round}"
+                );
+                assert_eq!(index.search(&site, query), clean.search(&site, query));
+            }
+        }
+        // More stems share a prefix than a prefix may stand for: the ones an edit emptied
+        // must not take the places of live ones.
+        let words = |set: char| -> String {
+            (0..70u8)
+                .map(|i| {
+                    format!(
+                        "zzpref{set}{}{} ",
+                        (b'a' + i / 26) as char,
+                        (b'a' + i % 26) as char
+                    )
+                })
+                .collect()
+        };
+        for set in ['a', 'b'] {
+            let before = site.clone();
+            let mut page = site.pages[0].as_ref().clone();
+            page.body_markdown = words(set);
+            site.pages[0] = Arc::new(page);
+            index = index.patched(&before, &site, base).unwrap();
+            let clean = SearchIndex::build(&site, base);
+            assert_eq!(
+                index.rank(&site, "zzpref"),
+                clean.rank(&site, "zzpref"),
+                "{set}"
+            );
+            assert!(!clean.rank(&site, "zzpref").is_empty());
+        }
+        let mut reordered = site.clone();
+        reordered.pages.swap(0, 1);
+        assert!(index.patched(&site, &reordered, base).is_none());
     }
 
     #[test]
