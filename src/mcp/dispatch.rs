@@ -123,11 +123,11 @@ pub(super) fn dispatch(
             let page = match params.get("cursor") {
                 None | Some(Value::Null) => 0,
                 Some(Value::String(cursor)) => page_of_cursor(cursor)
-                    .filter(|page| *page < prepared.resource_pages.len())
+                    .filter(|page| *page < prepared.resource_pages())
                     .ok_or_else(|| Failure::new(jsonrpc::INVALID_PARAMS, "invalid cursor"))?,
                 Some(_) => return Err(Failure::new(jsonrpc::INVALID_PARAMS, "invalid cursor")),
             };
-            Ok(prepared.resource_pages[page].for_era(era).clone())
+            Ok(prepared.resources_page(page, era))
         }
         (_, "resources/templates/list") => {
             no_cursor(params)?;

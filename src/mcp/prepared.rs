@@ -61,7 +61,8 @@ pub struct Prepared {
     pub(super) tools_list: EraBytes,
     pub(super) templates_list: EraBytes,
     pub(super) prompts_list: EraBytes,
-    pub(super) resource_pages: Vec<EraBytes>,
+    /// The first page of `resources/list` ([`Prepared::resources_page`] makes the others).
+    first_resources: EraBytes,
     /// Reads of the fixed URIs (`company://company`, `…/divisions`, `…/contacts`).
     pub(super) fixed_reads: HashMap<&'static str, EraBytes>,
     /// Prepared tool results, in [`TOOLS`] order.
@@ -182,7 +183,7 @@ impl Prepared {
             tools_list: empty(),
             templates_list: empty(),
             prompts_list: empty(),
-            resource_pages: Vec::new(),
+            first_resources: empty(),
             fixed_reads: HashMap::new(),
             tool_calls: Vec::new(),
         };
@@ -208,19 +209,9 @@ impl Prepared {
             true,
         );
 
-        let listings = resources::listings(prepared.model.site());
-        let pages = listings.len().div_ceil(RESOURCES_PER_PAGE).max(1);
-        let mut resource_pages = Vec::with_capacity(pages);
-        for page in 0..pages {
-            let start = page * RESOURCES_PER_PAGE;
-            let end = (start + RESOURCES_PER_PAGE).min(listings.len());
-            let mut result = object(json!({"resources": listings[start..end]}));
-            if end < listings.len() {
-                result.insert("nextCursor".into(), cursor_for(page + 1).into());
-            }
-            resource_pages.push(prepared.precompute(to_bytes(&result), true));
-        }
-        prepared.resource_pages = resource_pages;
+        // The first page of `resources/list` is what most clients ask for; the others are
+        // made when asked, so a site of 100,000 pages does not list them all per edit.
+        prepared.first_resources = prepared.precompute(prepared.resources_result(0), true);
 
         let company_literal = string_literal(&prepared.company_json);
         let mut fixed_reads = HashMap::new();
@@ -285,6 +276,35 @@ impl Prepared {
     }
 }
 
+impl Prepared {
+    /// How many pages `resources/list` has (at least one, maybe empty).
+    pub(super) fn resource_pages(&self) -> usize {
+        resources::listing_count(self.model.site())
+            .div_ceil(RESOURCES_PER_PAGE)
+            .max(1)
+    }
+
+    /// The result of `resources/list` for its page `page` (below [`Prepared::resource_pages`]).
+    pub(super) fn resources_page(&self, page: usize, era: Era) -> Bytes {
+        if page == 0 {
+            return self.first_resources.for_era(era).clone();
+        }
+        Bytes::from(self.for_era(era, self.resources_result(page), true))
+    }
+
+    fn resources_result(&self, page: usize) -> Vec<u8> {
+        let site = self.model.site();
+        let count = resources::listing_count(site);
+        let start = (page * RESOURCES_PER_PAGE).min(count);
+        let end = (start + RESOURCES_PER_PAGE).min(count);
+        let mut result = object(json!({"resources": resources::listings_in(site, start..end)}));
+        if end < count {
+            result.insert("nextCursor".into(), cursor_for(page + 1).into());
+        }
+        to_bytes(&result)
+    }
+}
+
 fn cursor_for(page: usize) -> String {
     STANDARD.encode(format!("resources:{page}"))
 }
@@ -292,4 +312,61 @@ fn cursor_for(page: usize) -> String {
 pub(super) fn page_of_cursor(cursor: &str) -> Option<usize> {
     let decoded = String::from_utf8(STANDARD.decode(cursor).ok()?).ok()?;
     decoded.strip_prefix("resources:")?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::BaseUrl;
+
+    /// `resources/list` pages are made when asked: walking them by cursor lists every
+    /// resource once, in order (company, divisions, contacts, each division, each page), and
+    /// only the last page has no cursor.
+    #[test]
+    fn resources_list_pages_list_everything_once_in_order() {
+        let content = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content");
+        let mut site = crate::content::load(&content).unwrap();
+        let model_page = site.pages[0].as_ref().clone();
+        for n in 0..250 {
+            let mut page = model_page.clone();
+            page.slug = format!("extra-{n}");
+            site.pages.push(Arc::new(page));
+        }
+        let mut expected = vec![
+            resources::COMPANY.to_string(),
+            resources::DIVISIONS.to_string(),
+            resources::CONTACTS.to_string(),
+        ];
+        expected.extend(
+            site.divisions
+                .iter()
+                .map(|d| format!("company://divisions/{}", d.id)),
+        );
+        expected.extend(
+            site.pages
+                .iter()
+                .map(|p| format!("company://pages/{}", p.slug)),
+        );
+        let base = BaseUrl::parse("https://info.example.com").unwrap();
+        let prepared = Prepared::build(Arc::new(crate::read_model::ReadModel::build(
+            Arc::new(site),
+            &base,
+        )));
+        assert_eq!(
+            prepared.resource_pages(),
+            expected.len().div_ceil(RESOURCES_PER_PAGE)
+        );
+        let mut listed = Vec::new();
+        for page in 0..prepared.resource_pages() {
+            let result: Value =
+                serde_json::from_slice(&prepared.resources_page(page, Era::Legacy)).unwrap();
+            for entry in result["resources"].as_array().unwrap() {
+                listed.push(entry["uri"].as_str().unwrap().to_string());
+            }
+            let next = result.get("nextCursor").and_then(Value::as_str);
+            let last = page + 1 == prepared.resource_pages();
+            assert_eq!(next.and_then(page_of_cursor), (!last).then_some(page + 1));
+        }
+        assert_eq!(listed, expected);
+    }
 }

@@ -68,10 +68,48 @@ fn listing(uri: String, name: &str, title: &str, description: &str, mime_type: &
     })
 }
 
-/// Every `resources/list` entry, in order.
-pub(super) fn listings(site: &Site) -> Vec<Value> {
+/// How many entries `resources/list` has: three fixed ones, the divisions, the pages.
+pub(super) fn listing_count(site: &Site) -> usize {
+    3 + site.divisions.len() + site.pages.len()
+}
+
+/// The `resources/list` entries at `range` (of [`listing_count`]), made without the others:
+/// a page of 100 entries costs the same for a site of 100,000 pages as for one of 100.
+pub(super) fn listings_in(site: &Site, range: std::ops::Range<usize>) -> Vec<Value> {
+    let divisions = 3..3 + site.divisions.len();
+    range
+        .filter_map(|at| {
+            if at < 3 {
+                fixed_listings(site).into_iter().nth(at)
+            } else if divisions.contains(&at) {
+                let division = &site.divisions[at - 3];
+                Some(listing(
+                    format!("{DIVISION_PREFIX}{}", division.id),
+                    &division.id,
+                    &division.name,
+                    &division.summary,
+                    "application/json",
+                ))
+            } else {
+                let page = site.pages.get(at - divisions.end)?;
+                let mut entry = listing(
+                    format!("{PAGE_PREFIX}{}", page.slug),
+                    &page.slug,
+                    &page.title,
+                    &page.summary,
+                    "text/markdown",
+                );
+                entry["size"] = page.body_markdown.len().into();
+                Some(entry)
+            }
+        })
+        .collect()
+}
+
+/// The three entries every site lists first: the company, its divisions, its contacts.
+fn fixed_listings(site: &Site) -> [Value; 3] {
     let company = &site.company.name;
-    let mut listings = vec![
+    [
         listing(
             COMPANY.into(),
             "company",
@@ -93,28 +131,7 @@ pub(super) fn listings(site: &Site) -> Vec<Value> {
             &format!("How to reach {company}, its divisions and the people behind its pages."),
             "application/json",
         ),
-    ];
-    for division in &site.divisions {
-        listings.push(listing(
-            format!("{DIVISION_PREFIX}{}", division.id),
-            &division.id,
-            &division.name,
-            &division.summary,
-            "application/json",
-        ));
-    }
-    for page in &site.pages {
-        let mut entry = listing(
-            format!("{PAGE_PREFIX}{}", page.slug),
-            &page.slug,
-            &page.title,
-            &page.summary,
-            "text/markdown",
-        );
-        entry["size"] = page.body_markdown.len().into();
-        listings.push(entry);
-    }
-    listings
+    ]
 }
 
 pub(super) fn templates() -> Value {
