@@ -259,6 +259,7 @@ pub fn compress_in_background<H: Host>(app: Arc<H>) {
         .spawn(move || {
             lowest_priority();
             let started = Instant::now();
+            let mut rounds = 0;
             loop {
                 if COMPRESSION_JOB.load(Ordering::SeqCst) != job {
                     return;
@@ -267,15 +268,31 @@ pub fn compress_in_background<H: Host>(app: Arc<H>) {
                 let Some(mut compressed) =
                     crate::compile::add_encodings(&artifacts, COMPRESSION_ROUND)
                 else {
+                    // After a large job (a start, or an edit every page shows), fold its
+                    // many changes so a lookup is one probe again, and give back the memory
+                    // it freed. Both cost time in the size of the site, so not after the
+                    // few variants of a page edit.
+                    let large = rounds > 1;
+                    if large {
+                        let folded = artifacts.folded();
+                        let _one_at_a_time = RELOADING
+                            .lock()
+                            .unwrap_or_else(|poisoned| poisoned.into_inner());
+                        app.live_state()
+                            .install_encodings(artifacts.revision(), folded);
+                    }
                     tracing::info!(
                         revision = artifacts.revision(),
                         compress_ms = started.elapsed().as_millis() as u64,
                         "compressed variants ready"
                     );
                     drop(artifacts);
-                    release_free_memory();
+                    if large {
+                        release_free_memory();
+                    }
                     return;
                 };
+                rounds += 1;
                 app.live_state().spool_bodies(&mut compressed);
                 let installed = {
                     let _one_at_a_time = RELOADING

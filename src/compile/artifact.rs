@@ -421,6 +421,16 @@ impl ArtifactSet {
         next
     }
 
+    /// The same set with its changes folded into a base of its own: one hash probe per
+    /// lookup again. For a version that will serve a while (compression finished).
+    pub fn folded(&self) -> ArtifactSet {
+        let mut folded = self.clone();
+        if !folded.changes.is_empty() {
+            folded.fold_changes();
+        }
+        folded
+    }
+
     /// Makes the changes part of a base of this set's own.
     fn fold_changes(&mut self) {
         let mut base = Arc::unwrap_or_clone(std::mem::take(&mut self.base));
