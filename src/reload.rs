@@ -103,7 +103,8 @@ pub fn watch<H: Host>(app: Arc<H>) -> Result<JoinHandle<()>, WatchError> {
             // Whether some change may have gone unseen since the last reload (an error, or
             // a queue overflow the watcher reports as "rescan"): then the next reload looks
             // at every file rather than at the paths the events named.
-            let mut missed = false;
+            // The watch began after the first load: an edit in between raised no event.
+            let mut missed = true;
             loop {
                 // Wait for the first relevant event of a batch.
                 let mut changed = std::collections::BTreeSet::new();

@@ -153,9 +153,10 @@ impl Spool {
         self.take(set, Bodies::All);
     }
 
-    /// [`Spool::take_bodies`] for a set whose shared base was spooled when it was made (a
-    /// version after an edit, or after a round of compression): only its changed artifacts
-    /// are visited, unless some segment is mostly dead and its bodies must move.
+    /// [`Spool::take_bodies`] that visits only the changed artifacts of a set whose base
+    /// was spooled already (a version after an edit, or after a round of compression).
+    /// Every body is visited when the base is new (a full compile, changes folded into a
+    /// new base) or some segment is mostly dead and its bodies must move.
     pub fn take_new_bodies(&self, set: &mut ArtifactSet) {
         let compacting = {
             let segments = self.lock();
@@ -170,7 +171,7 @@ impl Spool {
         };
         self.take(
             set,
-            if compacting {
+            if compacting || !set.base_rehomed() {
                 Bodies::All
             } else {
                 Bodies::Changed
@@ -412,7 +413,12 @@ mod tests {
             artifact("/a", text(3000, 1)),
             artifact("/b", text(3000, 2)),
         ]);
-        spool.take_bodies(&mut first);
+        // A set made from scratch (a full compile): its base is new, so every body moves.
+        spool.take_new_bodies(&mut first);
+        for (path, encoding, body) in bodies(&first) {
+            let expect_heap = body.len() < MIN_SPOOLED_BYTES;
+            assert_eq!(on_heap(&spool, &body), expect_heap, "{path} {encoding:?}");
+        }
         let kept = Arc::clone(first.get("/a").unwrap());
         let mut second = first.patched(
             vec![

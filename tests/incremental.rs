@@ -346,6 +346,26 @@ fn incremental_reloads_equal_clean_compiles() {
         }
     }
     assert!(total_reused > 0, "no step reused a page");
+    // A deleted file that is not a page is never taken for "nothing changed".
+    for gone in [
+        content.join(format!("divisions/{}.json", DIVISIONS[0])),
+        content.join("company.json"),
+    ] {
+        let saved = std::fs::read(&gone).unwrap();
+        std::fs::remove_file(&gone).unwrap();
+        let clean = prepare(&source, &config, None);
+        let incremental = prepare_edited(&source, &config, &live, std::slice::from_ref(&gone));
+        assert_eq!(
+            incremental.is_some(),
+            clean.is_some(),
+            "after deleting {}",
+            gone.display()
+        );
+        if let (Some(incremental), Some(clean)) = (&incremental, &clean) {
+            assert_same(incremental, clean, "a deletion");
+        }
+        std::fs::write(&gone, saved).unwrap();
+    }
     // Edits leave dead bodies behind in the spool, and compaction bounds them: once the
     // versions before it are gone, the disk the spool takes is at most about twice the
     // bodies the live version serves. (Written bytes, not whole segments: a segment file

@@ -340,6 +340,10 @@ pub struct ArtifactSet {
     len: usize,
     digest: [u8; 16],
     revision: String,
+    /// Whether every body of `base` has been offered to [`ArtifactSet::replace_bodies`]
+    /// since the base was made: until then, moving only the changed bodies would leave
+    /// the base's on the heap.
+    base_rehomed: bool,
 }
 
 type HashMap<K, V> = std::collections::HashMap<K, V>;
@@ -387,6 +391,7 @@ impl ArtifactSet {
             changes: HashMap::new(),
             revision: revision_text(&digest),
             digest,
+            base_rehomed: false,
         }
     }
 
@@ -441,6 +446,7 @@ impl ArtifactSet {
             };
         }
         self.base = Arc::new(base);
+        self.base_rehomed = false;
     }
 
     /// The same set with `artifact` added, or replacing the one at its path.
@@ -532,6 +538,15 @@ impl ArtifactSet {
             let moved = rehomed(artifact, &mut rehome);
             move_bodies(artifact, moved);
         }
+        if which == Bodies::All {
+            self.base_rehomed = true;
+        }
+    }
+
+    /// Whether the base's bodies have all been through [`ArtifactSet::replace_bodies`]
+    /// (see [`Bodies::Changed`]).
+    pub fn base_rehomed(&self) -> bool {
+        self.base_rehomed
     }
 
     pub fn get(&self, path: &str) -> Option<&Arc<Artifact>> {
@@ -579,7 +594,8 @@ impl ArtifactSet {
 pub enum Bodies {
     All,
     /// Those of the artifacts changed since the base the set shares with the versions
-    /// before it: after an edit or a round of compression, the only ones not yet moved.
+    /// before it: after an edit or a round of compression, the only ones not yet moved,
+    /// once the base itself has been ([`ArtifactSet::base_rehomed`]).
     Changed,
 }
 

@@ -291,10 +291,12 @@ fn edited_pages(
         let known = files.position(&file);
         let noise =
             name.to_string_lossy().starts_with('.') || name.to_string_lossy().ends_with('~');
-        if path.parent() != Some(watched_pages.as_path()) || noise || known.is_none() {
-            // A file that is gone again and was no page (an editor's or `sed -i`'s
-            // temporary file) changed nothing; anything else needs a full load.
-            if known.is_none() && std::fs::symlink_metadata(path).is_err() {
+        let in_pages = path.parent() == Some(watched_pages.as_path());
+        if !in_pages || noise || known.is_none() {
+            // A file in pages/ that is gone again and was no page (an editor's or
+            // `sed -i`'s temporary file) changed nothing; anything else (a division or
+            // company.json deleted, a new file, another directory) needs a full load.
+            if in_pages && known.is_none() && std::fs::symlink_metadata(path).is_err() {
                 continue;
             }
             return None;
