@@ -452,39 +452,32 @@ def main():
                     results[name].append(run_wrk(server + "/api/company", [], args.duration, args.connections))
             by_case[case] = medians = report(case, results)
             ratio(case, "dossier/nginx", medians["dossier"] / medians["nginx"], 1.05)
-        case = "GET /api/company (TLS, logs on)"
-        if not (args.only and args.only not in case):
-            results = {name: [] for name in tls_servers}
+        def against_nginx(case, servers_of_case, measure, goal):
+            """`measure(url)` of each server in alternating rounds, reported with its ratio."""
+            if args.only and args.only not in case:
+                return
+            results = {name: [] for name in servers_of_case}
             for _ in range(args.rounds):
-                for name, server in tls_servers.items():
-                    results[name].append(run_wrk(server + "/api/company", [], args.duration, args.connections))
+                for name, server in servers_of_case.items():
+                    results[name].append(measure(server + "/api/company"))
             medians = report(case, results)
-            ratio(case, "dossier/nginx", medians["dossier"] / medians["nginx"], 1.05)
-        case = "GET /api/company (TLS, HTTP/2, logs on)"
-        if not (args.only and args.only not in case):
-            results = {name: [] for name in tls_servers}
-            for _ in range(args.rounds):
-                for name, server in tls_servers.items():
-                    results[name].append(run_h2load(server + "/api/company", args.duration,
-                                                    args.connections, workdir))
-            medians = report(case, results)
-            ratio(case, "dossier/nginx", medians["dossier"] / medians["nginx"], 1.05)
+            ratio(case, "dossier/nginx", medians["dossier"] / medians["nginx"], goal)
+
+        def h2load(url):
+            return run_h2load(url, args.duration, args.connections, workdir)
+
+        against_nginx("GET /api/company (TLS, logs on)", tls_servers,
+                      lambda url: run_wrk(url, [], args.duration, args.connections), 1.05)
+        against_nginx("GET /api/company (TLS, HTTP/2, logs on)", tls_servers, h2load, 1.05)
         if "GET /api/company (identity)" in by_case and "GET /api/company (bearer)" in by_case:
             ratio("GET /api/company (bearer)", "bearer/anonymous",
                   by_case["GET /api/company (bearer)"]["dossier"] / by_case["GET /api/company (identity)"]["dossier"],
                   0.90)
 
         # The same GET over HTTP/2 without TLS: dossier's h2c against nginx's `http2` port.
-        case = "GET /api/company (HTTP/2)"
-        if not (args.only and args.only not in case):
-            h2_servers = {"dossier": servers["dossier"], "nginx": f"http://127.0.0.1:{nginx_h2_port}"}
-            results = {name: [] for name in h2_servers}
-            for _ in range(args.rounds):
-                for name, server in h2_servers.items():
-                    results[name].append(run_h2load(server + "/api/company", args.duration,
-                                                    args.connections, workdir))
-            medians = report(case, results)
-            ratio(case, "dossier/nginx", medians["dossier"] / medians["nginx"], 1.0)
+        against_nginx("GET /api/company (HTTP/2)",
+                      {"dossier": servers["dossier"], "nginx": f"http://127.0.0.1:{nginx_h2_port}"},
+                      h2load, 1.0)
 
         # MCP `tools/call get_company` answers the same record as GET /api/company, from a
         # result cached per revision inside a JSON-RPC envelope: same run, alternating.
