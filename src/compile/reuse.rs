@@ -73,17 +73,7 @@ pub(super) fn listed_alike(before: &Site, now: &Site) -> bool {
 /// Every field of a page but its text, named one by one: a field added to `Page` does not
 /// compile here until it is either listed (documents may show it) or left out with a reason,
 /// so no document can read a field this comparison lacks.
-#[allow(clippy::type_complexity)]
-fn listed(
-    page: &Page,
-) -> (
-    &str,
-    &str,
-    &str,
-    &Option<String>,
-    &Option<String>,
-    &Option<Contact>,
-) {
+fn listed(page: &Page) -> Listed<'_> {
     let Page {
         slug,
         title,
@@ -98,6 +88,16 @@ fn listed(
     } = page;
     (slug, title, summary, division, updated, contact)
 }
+
+/// A page's slug, title, summary, division, updated date and contact.
+type Listed<'a> = (
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a Option<String>,
+    &'a Option<String>,
+    &'a Option<Contact>,
+);
 
 /// The paths of a page's own artifacts: its HTML, its Markdown twin, `/api/pages/{slug}`.
 pub(super) fn page_paths(slug: &str) -> [String; 3] {

@@ -289,8 +289,8 @@ fn edited_pages(
         let name = path.file_name()?;
         let file = pages_dir.join(name);
         let known = files.position(&file);
-        let noise =
-            name.to_string_lossy().starts_with('.') || name.to_string_lossy().ends_with('~');
+        let shown = name.to_string_lossy();
+        let noise = shown.starts_with('.') || shown.ends_with('~');
         let in_pages = path.parent() == Some(watched_pages.as_path());
         if !in_pages || noise || known.is_none() {
             // A file in pages/ that is gone again and was no page (an editor's or
