@@ -379,6 +379,8 @@ pub struct LiveState {
     spool: Option<Spool>,
     /// A spool was asked for and could not be opened.
     spool_unavailable: bool,
+    /// [`LiveState::first_version_spooled`] has run.
+    first_spooled: std::sync::atomic::AtomicBool,
 }
 
 /// Where response bodies are kept, for `/metrics`.
@@ -404,16 +406,32 @@ impl LiveState {
             refused: Default::default(),
             spool: None,
             spool_unavailable: false,
+            first_spooled: Default::default(),
         }
     }
 
-    /// Keeps the bodies of this version and every later one in `spool`.
+    /// Keeps the bodies of every later version in `spool`, and those of this one once
+    /// [`LiveState::spool_first_version`] has run: moving them takes seconds on a large
+    /// site (2 s at 100,000 pages), and the first response need not wait for it.
     pub fn use_spool(&mut self, spool: Spool) {
-        let current = self.live.load_full();
-        let mut artifacts = current.artifacts.as_ref().clone();
-        spool.take_bodies(&mut artifacts);
-        self.replace_artifacts(&current, artifacts);
         self.spool = Some(spool);
+    }
+
+    /// The version that was live when the spool was opened, with its bodies moved into
+    /// the spool, once (the background compression asks first, and installs it with
+    /// [`LiveState::install_encodings`], which refuses it if a newer version, spooled as it
+    /// was installed, went live meanwhile). `None` with no spool, or the second time.
+    pub fn first_version_spooled(&self) -> Option<ArtifactSet> {
+        let spool = self.spool.as_ref()?;
+        if self
+            .first_spooled
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
+            return None;
+        }
+        let mut artifacts = self.live.load().artifacts.as_ref().clone();
+        spool.take_bodies(&mut artifacts);
+        Some(artifacts)
     }
 
     /// Records that the spool asked for could not be opened (bodies stay on the heap).

@@ -148,12 +148,36 @@ fn stemmer() -> Stemmer {
     Stemmer::create(Algorithm::English)
 }
 
-/// Calls `each` with the stem of every word of `text`, lowercased.
-fn for_each_stem(stemmer: &Stemmer, text: &str, mut each: impl FnMut(&str)) {
+/// Calls `each` with every word of `text`, lowercased.
+fn for_each_word(text: &str, mut each: impl FnMut(&str)) {
     let lower = text.to_lowercase();
     for word in lower.split(|c: char| !c.is_alphanumeric()) {
         if !word.is_empty() {
-            each(&stemmer.stem(word));
+            each(word);
+        }
+    }
+}
+
+/// Calls `each` with the stem of every word of `text`, lowercased.
+fn for_each_stem(stemmer: &Stemmer, text: &str, mut each: impl FnMut(&str)) {
+    for_each_word(text, |word| each(&stemmer.stem(word)));
+}
+
+/// The stemmer, and the term each word it has seen stems to in the index being made. A
+/// site's text repeats a small vocabulary, so a word is looked up far more often than it is
+/// new: at 100,000 pages, Snowball stemming was a third of the server's start-up CPU
+/// (`perf`), and with this map it is a few percent. Term ids belong to one index, so one
+/// `Stemming` serves one build or one patch and is dropped with it.
+struct Stemming {
+    stemmer: Stemmer,
+    terms: HashMap<String, u32>,
+}
+
+impl Stemming {
+    fn new() -> Stemming {
+        Stemming {
+            stemmer: stemmer(),
+            terms: HashMap::new(),
         }
     }
 }
@@ -193,7 +217,7 @@ impl SearchIndex {
         previous: Option<(&Site, &SearchIndex)>,
     ) -> SearchIndex {
         let mut earlier = previous.map(|(site, index)| Earlier::new(site, index));
-        let stemmer = stemmer();
+        let mut stemming = Stemming::new();
         let mut index = SearchIndex {
             items: Vec::new(),
             lengths: Vec::new(),
@@ -210,7 +234,7 @@ impl SearchIndex {
                 .unwrap_or_default();
             let url = format!("{base_url}{}", crate::paths::division(&division.id));
             index.add(
-                &stemmer,
+                &mut stemming,
                 Item::new(
                     None,
                     "division",
@@ -232,7 +256,7 @@ impl SearchIndex {
                 let text = contact_text(contact);
                 let title = format!("{} contact", division.name);
                 index.add(
-                    &stemmer,
+                    &mut stemming,
                     Item::new(
                         None,
                         "contact",
@@ -254,14 +278,14 @@ impl SearchIndex {
             });
             match reused {
                 Some((stems, length)) => index.push(item, stems, length),
-                None => index.add(&stemmer, item, &page_fields(page)),
+                None => index.add(&mut stemming, item, &page_fields(page)),
             }
         }
         let company = &site.company;
         let text = contact_text(&company.contact);
         let title = format!("{} contact", company.name);
         index.add(
-            &stemmer,
+            &mut stemming,
             Item::new(
                 None,
                 "contact",
@@ -316,7 +340,7 @@ impl SearchIndex {
             postings: self.postings.clone(),
             average_length: 0.0,
         };
-        let stemmer = stemmer();
+        let mut stemming = Stemming::new();
         for (position, (old, page)) in before.pages.iter().zip(&now.pages).enumerate() {
             if Arc::ptr_eq(old, page) || old == page {
                 continue;
@@ -330,7 +354,7 @@ impl SearchIndex {
                 }
             }
             let mut item = page_item(position, page, base_url);
-            let (stems, length) = index.stems_of(&stemmer, &page_fields(page));
+            let (stems, length) = index.stems_of(&mut stemming, &page_fields(page));
             for (term, frequency) in &stems {
                 let postings = Arc::make_mut(&mut index.postings[*term as usize]);
                 let place = postings.partition_point(|(item, _)| *item < item_id);
@@ -364,12 +388,23 @@ impl SearchIndex {
     }
 
     /// The stems of `fields` (ids, with weighted frequencies, by id) and the weighted length.
-    fn stems_of(&mut self, stemmer: &Stemmer, fields: &[(&String, f64)]) -> (Vec<(u32, f32)>, f64) {
+    fn stems_of(
+        &mut self,
+        stemming: &mut Stemming,
+        fields: &[(&String, f64)],
+    ) -> (Vec<(u32, f32)>, f64) {
         let mut frequencies: HashMap<u32, f32> = HashMap::new();
         let mut length = 0.0;
         for (text, weight) in fields {
-            for_each_stem(stemmer, text, |stem| {
-                let term = self.intern(stem);
+            for_each_word(text, |word| {
+                let term = match stemming.terms.get(word) {
+                    Some(term) => *term,
+                    None => {
+                        let term = self.intern(&stemming.stemmer.stem(word));
+                        stemming.terms.insert(word.to_string(), term);
+                        term
+                    }
+                };
                 *frequencies.entry(term).or_insert(0.0) += *weight as f32;
                 length += weight;
             });
@@ -380,8 +415,8 @@ impl SearchIndex {
     }
 
     /// Stems `fields` and adds the item.
-    fn add(&mut self, stemmer: &Stemmer, item: Item, fields: &[(&String, f64)]) {
-        let (stems, length) = self.stems_of(stemmer, fields);
+    fn add(&mut self, stemming: &mut Stemming, item: Item, fields: &[(&String, f64)]) {
+        let (stems, length) = self.stems_of(stemming, fields);
         self.push(item, stems, length);
     }
 

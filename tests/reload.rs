@@ -96,6 +96,21 @@ async fn an_edit_is_live_in_the_api_and_mcp_and_only_its_etags_change() {
     server.stop().await;
 }
 
+/// `serve` sets the watch up beside the first load, so a file may be read before its watch
+/// exists; an edit in between raises no event. The watch's first act is a reload that
+/// finds it.
+#[tokio::test]
+async fn an_edit_made_before_the_watch_began_goes_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let content = common::copy_of_sample_content(dir.path());
+    let server = TestServer::start_with(dossier::live::Source::Content(content.clone())).await;
+    let text = "Edited after the load, before the watch.";
+    fs::write(content.join(DIVISION), set_description(&content, text)).unwrap();
+    dossier::reload::watch(server.app.clone()).unwrap();
+    wait_for_description(&server, text).await;
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn every_way_editors_save_ends_on_the_new_content() {
     let dir = tempfile::tempdir().unwrap();

@@ -608,6 +608,10 @@ async fn start_and_serve(args: &ServeArgs) -> Result<(), StartupError> {
         None => load_keys(&args.state).map_err(StartupError::Reported)?,
     };
     let jwks = keys.published_jwks(&config.auth, now);
+    let watching = (!args.no_watch).then(|| {
+        let (dir, templates) = (source.dir().to_path_buf(), config.templates.clone());
+        std::thread::spawn(move || reload::Watch::start(&dir, templates.as_deref()))
+    });
     let version = live::prepare(&source, &config, &jwks, None).map_err(StartupError::Load)?;
     tracing::info!(
         revision = version.artifacts.revision(),
@@ -617,11 +621,19 @@ async fn start_and_serve(args: &ServeArgs) -> Result<(), StartupError> {
         "loaded"
     );
     // Broken links are the author's to fix, not a reason to keep the site down: warnings,
-    // as in `build`; `check` makes them errors.
+    // as in `build`; `check` makes them errors. Reported beside the serving, which need
+    // not wait for them.
     if let Source::Content(dir) = &source {
-        for line in crate::links::report(version.model.site(), version.artifacts.as_ref(), dir) {
-            tracing::warn!("{line}");
-        }
+        let (model, artifacts, dir) = (
+            Arc::clone(&version.model),
+            Arc::clone(&version.artifacts),
+            dir.clone(),
+        );
+        std::thread::spawn(move || {
+            for line in crate::links::report(model.site(), artifacts.as_ref(), &dir) {
+                tracing::warn!("{line}");
+            }
+        });
     }
     let limits = RateLimits {
         register_per_minute: args.register_rate_limit,
@@ -706,8 +718,15 @@ async fn start_and_serve(args: &ServeArgs) -> Result<(), StartupError> {
     reload::compress_in_background(Arc::clone(&app));
     tokio::spawn(purge_revocations(Arc::clone(&app)));
     key_watch::spawn(Arc::clone(&app), args.state.clone(), shared_keys);
-    if !args.no_watch {
-        if let Err(error) = reload::watch(Arc::clone(&app)) {
+    if let Some(watching) = watching {
+        let watch = watching.join().unwrap_or_else(|panic| {
+            Err(reload::WatchError::from(reload::panic_message(
+                panic.as_ref(),
+            )))
+        });
+        if let Err(error) =
+            watch.and_then(|watch| reload::reload_on_change(Arc::clone(&app), watch))
+        {
             tracing::error!(%error, "hot reload is off; restart to pick up edits");
         }
     }
