@@ -316,11 +316,11 @@ pub fn compress_in_background<H: Host>(app: Arc<H>) {
             lowest_priority();
             let started = Instant::now();
             if let Some(spooled) = app.live_state().first_version_spooled() {
+                let revision = spooled.revision().to_string();
                 let _one_at_a_time = RELOADING
                     .lock()
                     .unwrap_or_else(|poisoned| poisoned.into_inner());
-                app.live_state()
-                    .install_encodings(&spooled.revision().to_string(), spooled);
+                app.live_state().install_encodings(&revision, spooled);
             }
             let mut rounds = 0;
             loop {
