@@ -411,7 +411,7 @@ impl LiveState {
     }
 
     /// Keeps the bodies of every later version in `spool`, and those of this one once
-    /// [`LiveState::spool_first_version`] has run: moving them takes seconds on a large
+    /// [`LiveState::first_version_spooled`] has run: moving them takes seconds on a large
     /// site (2 s at 100,000 pages), and the first response need not wait for it.
     pub fn use_spool(&mut self, spool: Spool) {
         self.spool = Some(spool);
