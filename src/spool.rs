@@ -437,6 +437,11 @@ mod tests {
             "the base was copied"
         );
         assert_eq!(bodies(&second)[0].2, kept.identity.body);
+        // Folding a set whose every body went through the spool keeps it so: the next
+        // install visits only its changes. A fold over changes not offered yet does not.
+        assert!(second.folded().base_rehomed());
+        let unspooled = second.patched(vec![Arc::new(artifact("/d", text(3000, 5)))], &[]);
+        assert!(!unspooled.folded().base_rehomed());
     }
 
     #[test]

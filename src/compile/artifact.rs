@@ -344,6 +344,10 @@ pub struct ArtifactSet {
     /// since the base was made: until then, moving only the changed bodies would leave
     /// the base's on the heap.
     base_rehomed: bool,
+    /// Whether every artifact in `changes` has been offered to
+    /// [`ArtifactSet::replace_bodies`] since it was put there: then a fold keeps the base
+    /// rehomed, and the next edit's install need not visit every body again.
+    changes_rehomed: bool,
 }
 
 type HashMap<K, V> = std::collections::HashMap<K, V>;
@@ -392,6 +396,7 @@ impl ArtifactSet {
             revision: revision_text(&digest),
             digest,
             base_rehomed: false,
+            changes_rehomed: true,
         }
     }
 
@@ -418,6 +423,7 @@ impl ArtifactSet {
             }
             xor_into(&mut next.digest, entry_digest(&artifact));
             next.changes.insert(artifact.path.clone(), Some(artifact));
+            next.changes_rehomed = false;
         }
         if next.changes.len() > next.base.len() / 16 + 64 {
             next.fold_changes();
@@ -446,7 +452,8 @@ impl ArtifactSet {
             };
         }
         self.base = Arc::new(base);
-        self.base_rehomed = false;
+        self.base_rehomed &= self.changes_rehomed;
+        self.changes_rehomed = true;
     }
 
     /// The same set with `artifact` added, or replacing the one at its path.
@@ -541,6 +548,7 @@ impl ArtifactSet {
         if which == Bodies::All {
             self.base_rehomed = true;
         }
+        self.changes_rehomed = true;
     }
 
     /// Whether the base's bodies have all been through [`ArtifactSet::replace_bodies`]
