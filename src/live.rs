@@ -418,9 +418,10 @@ impl LiveState {
     }
 
     /// The version that was live when the spool was opened, with its bodies moved into
-    /// the spool, once (the background compression asks first, and installs it with
-    /// [`LiveState::install_encodings`], which refuses it if a newer version, spooled as it
-    /// was installed, went live meanwhile). `None` with no spool, or the second time.
+    /// the spool, once. The background compression asks first and installs it with
+    /// [`LiveState::install_encodings`], holding the reload lock from before the call, so
+    /// that no version of the same revision can go live in between. `None` with no spool,
+    /// or the second time.
     pub fn first_version_spooled(&self) -> Option<ArtifactSet> {
         let spool = self.spool.as_ref()?;
         if self

@@ -83,6 +83,8 @@ pub struct Watch {
     watcher: notify::RecommendedWatcher,
     events: mpsc::Receiver<notify::Result<Event>>,
     target: PathBuf,
+    /// (device, inode) of `target` when its watch was set.
+    watched: Option<(u64, u64)>,
     targets: Vec<PathBuf>,
 }
 
@@ -96,11 +98,21 @@ impl Watch {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("/"));
         let (sender, events) = mpsc::channel();
+        // Reads raise access events (the first load opens every file while the watch
+        // exists): dropped here, so the queue holds only what a reload looks at.
+        let forward = move |event: notify::Result<Event>| {
+            if !matches!(&event, Ok(event) if matches!(event.kind, EventKind::Access(_))) {
+                let _ = sender.send(event);
+            }
+        };
         let mut watcher =
-            notify::recommended_watcher(sender).map_err(|e| WatchError(e.to_string()))?;
+            notify::recommended_watcher(forward).map_err(|e| WatchError(e.to_string()))?;
         watcher
             .watch(&parent, RecursiveMode::NonRecursive)
             .map_err(|e| WatchError(format!("{}: {e}", parent.display())))?;
+        // Which directory the recursive watch is on: taken before it is set, so a
+        // replacement in between shows as a change of identity at the next batch.
+        let watched = identity(&target);
         watcher
             .watch(&target, RecursiveMode::Recursive)
             .map_err(|e| WatchError(format!("{}: {e}", target.display())))?;
@@ -120,6 +132,7 @@ impl Watch {
             watcher,
             events,
             target,
+            watched,
             targets,
         })
     }
@@ -144,13 +157,13 @@ pub fn reload_on_change<H: Host>(app: Arc<H>, watch: Watch) -> Result<JoinHandle
         mut watcher,
         events,
         target,
+        mut watched,
         targets,
     } = watch;
     tracing::info!(dir = %target.display(), "watching for changes");
     let thread = std::thread::Builder::new()
         .name("dossier-reload".into())
         .spawn(move || {
-            let mut watched = identity(&target);
             // A build directory is read whole on every reload, and `dossier build` replaces
             // it by a rename, which the watch on its parent sees.
             if matches!(app.live_state().source(), live::Source::Content(_)) {
@@ -279,7 +292,7 @@ pub fn reload<H: Host>(app: &Arc<H>) {
 /// watcher saw change, when it saw all of them (no overflow or error since the last
 /// reload): then a page edit reads only that page ([`live::prepare_edited`]).
 pub fn reload_changed<H: Host>(app: &Arc<H>, files: &str, edited: Option<&[PathBuf]>) {
-    {
+    let installed = {
         let _one_at_a_time = RELOADING
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -287,9 +300,12 @@ pub fn reload_changed<H: Host>(app: &Arc<H>, files: &str, edited: Option<&[PathB
         let live = app.live_state();
         reload_files(live, files, |previous| {
             live::prepare_edited(live.source(), app.config(), &jwks, Some(previous), edited)
-        });
+        })
+    };
+    // Nothing new to compress otherwise; the job of the version still live goes on.
+    if installed {
+        compress_in_background(Arc::clone(app));
     }
-    compress_in_background(Arc::clone(app));
 }
 
 /// Which background compression is the latest asked for: an older one stops early.
@@ -305,27 +321,38 @@ const COMPRESSION_ROUND: usize = 256;
 /// on from there). Until then responses are sent without compression: a response never
 /// waits for it, and never gets a variant of other bytes (each variant has its own ETag,
 /// made with it).
+///
+/// Its first act, once per process, is moving the first version's bodies to the spool
+/// (whatever the compression setting), under the reload lock: no reload can install a
+/// version of the same revision in between, whose variants or spooled bodies it would
+/// replace.
 pub fn compress_in_background<H: Host>(app: Arc<H>) {
-    if app.config().compression != Compression::Deferred {
-        return;
-    }
+    let deferred = app.config().compression == Compression::Deferred;
     let job = COMPRESSION_JOB.fetch_add(1, Ordering::SeqCst) + 1;
     let spawned = std::thread::Builder::new()
         .name("dossier-compress".into())
         .spawn(move || {
             lowest_priority();
             let started = Instant::now();
-            if let Some(spooled) = app.live_state().first_version_spooled() {
-                let revision = spooled.revision().to_string();
-                {
-                    let _one_at_a_time = RELOADING
-                        .lock()
-                        .unwrap_or_else(|poisoned| poisoned.into_inner());
-                    app.live_state().install_encodings(&revision, spooled);
-                }
+            let spooled_first = {
+                let _one_at_a_time = RELOADING
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                app.live_state()
+                    .first_version_spooled()
+                    .map(|spooled| {
+                        let revision = spooled.revision().to_string();
+                        app.live_state().install_encodings(&revision, spooled)
+                    })
+                    .is_some()
+            };
+            if spooled_first {
                 // Every body's heap copy was just freed (1.2 GB at 100,000 pages): the
                 // largest free of the process's life, given back before compressing.
                 release_free_memory();
+            }
+            if !deferred {
+                return;
             }
             let mut rounds = 0;
             loop {
@@ -405,14 +432,15 @@ fn lowest_priority() {
 /// `compile` (a bug, or a library choking on some input) is reported like a content error:
 /// the last good version keeps serving and `/api/health` says what happened.
 pub fn reload_with(live: &LiveState, compile: impl FnOnce(&Live) -> Result<Version, LoadError>) {
-    reload_files(live, "", compile);
+    let _installed = reload_files(live, "", compile);
 }
 
+/// Whether a new version was installed.
 fn reload_files(
     live: &LiveState,
     files: &str,
     compile: impl FnOnce(&Live) -> Result<Version, LoadError>,
-) {
+) -> bool {
     let started = Instant::now();
     let current = live.current();
     let result = std::panic::catch_unwind(AssertUnwindSafe(|| compile(&current)))
@@ -429,7 +457,7 @@ fn reload_files(
             let was_broken = matches!(current.status, ContentStatus::Error(_));
             if changed == 0 && !was_broken {
                 tracing::debug!("files changed but no response did; nothing to swap");
-                return;
+                return false;
             }
             let previous = current.artifacts.revision().to_string();
             let revision = version.artifacts.revision().to_string();
@@ -464,6 +492,7 @@ fn reload_files(
             for line in broken {
                 tracing::warn!("{line}");
             }
+            true
         }
         Err(error) => {
             let errors = match error {
@@ -490,6 +519,7 @@ fn reload_files(
             );
             drop(current);
             live.report_errors(errors);
+            false
         }
     }
 }

@@ -305,13 +305,20 @@ fn serve_warns_of_broken_links_at_startup_and_in_edited_pages() {
             }
         }
     });
+    // Lines read past while waiting for another: the startup link report runs on a thread
+    // of its own, so it may come before or after "watching for changes".
+    let seen = std::cell::RefCell::new(Vec::<String>::new());
     let wait_for = |wanted: &str| {
+        let earlier = seen.borrow().iter().position(|line| line.contains(wanted));
+        if let Some(at) = earlier {
+            return seen.borrow_mut().remove(at);
+        }
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             match received.recv_timeout(left) {
                 Ok(line) if line.contains(wanted) => return line,
-                Ok(_) => continue,
+                Ok(line) => seen.borrow_mut().push(line),
                 Err(_) => panic!("no log line with {wanted:?}"),
             }
         }

@@ -610,7 +610,9 @@ async fn start_and_serve(args: &ServeArgs) -> Result<(), StartupError> {
     let jwks = keys.published_jwks(&config.auth, now);
     let watching = (!args.no_watch).then(|| {
         let (dir, templates) = (source.dir().to_path_buf(), config.templates.clone());
-        std::thread::spawn(move || reload::Watch::start(&dir, templates.as_deref()))
+        std::thread::Builder::new()
+            .name("dossier-watch".into())
+            .spawn(move || reload::Watch::start(&dir, templates.as_deref()))
     });
     let version = live::prepare(&source, &config, &jwks, None).map_err(StartupError::Load)?;
     tracing::info!(
@@ -623,17 +625,25 @@ async fn start_and_serve(args: &ServeArgs) -> Result<(), StartupError> {
     // Broken links are the author's to fix, not a reason to keep the site down: warnings,
     // as in `build`; `check` makes them errors. Reported beside the serving, which need
     // not wait for them.
+    // The thread holds the served paths, not the artifacts: their heap bodies must be free
+    // to go once the spool has them.
     if let Source::Content(dir) = &source {
-        let (model, artifacts, dir) = (
-            Arc::clone(&version.model),
-            Arc::clone(&version.artifacts),
-            dir.clone(),
-        );
-        std::thread::spawn(move || {
-            for line in crate::links::report(model.site(), artifacts.as_ref(), &dir) {
-                tracing::warn!("{line}");
-            }
-        });
+        let (model, dir) = (Arc::clone(&version.model), dir.clone());
+        let served: std::collections::BTreeSet<String> = version
+            .artifacts
+            .iter()
+            .map(|artifact| artifact.path.clone())
+            .collect();
+        let spawned = std::thread::Builder::new()
+            .name("dossier-links".into())
+            .spawn(move || {
+                for line in crate::links::report(model.site(), &served, &dir) {
+                    tracing::warn!("{line}");
+                }
+            });
+        if let Err(error) = spawned {
+            tracing::warn!(%error, "cannot start the broken-link report");
+        }
     }
     let limits = RateLimits {
         register_per_minute: args.register_rate_limit,
@@ -719,11 +729,15 @@ async fn start_and_serve(args: &ServeArgs) -> Result<(), StartupError> {
     tokio::spawn(purge_revocations(Arc::clone(&app)));
     key_watch::spawn(Arc::clone(&app), args.state.clone(), shared_keys);
     if let Some(watching) = watching {
-        let watch = watching.join().unwrap_or_else(|panic| {
-            Err(reload::WatchError::from(reload::panic_message(
-                panic.as_ref(),
-            )))
-        });
+        let watch = watching
+            .map_err(|error| reload::WatchError::from(error.to_string()))
+            .and_then(|thread| {
+                thread.join().unwrap_or_else(|panic| {
+                    Err(reload::WatchError::from(reload::panic_message(
+                        panic.as_ref(),
+                    )))
+                })
+            });
         if let Err(error) =
             watch.and_then(|watch| reload::reload_on_change(Arc::clone(&app), watch))
         {

@@ -410,10 +410,12 @@ impl TestServer {
             version,
             origins,
         ));
-        // As `dossier serve` does: every test serves its bodies from the spool.
+        // As `dossier serve` does: every test serves its bodies from the spool, the first
+        // version's once the background thread has moved them (at once, on a small site).
         app.live_state_mut()
             .use_spool(dossier::spool::Spool::open(state.path()).unwrap());
         let app = Arc::new(app);
+        dossier::reload::compress_in_background(app.clone());
         let (shutdown, signal) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(serve::run(listener, app.clone(), async move {
             let _ = signal.await;
