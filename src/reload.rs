@@ -75,8 +75,8 @@ fn relevant(event: &Event, targets: &[PathBuf]) -> bool {
             .any(|path| targets.iter().any(|target| path.starts_with(target)) && !is_noise(path))
 }
 
-/// A watch on a source directory (and the user's templates), made before the version it
-/// guards is loaded: setting it up walks every file (2.5 s at 100,000 pages), so `serve`
+/// A watch on a source directory (and the user's templates), made while the version it
+/// guards is loaded: setting it up walks the tree (0.3 s at 100,000 pages), so `serve`
 /// does it beside the first load rather than after it, and an edit made during the load
 /// raises an event instead of going unseen.
 pub struct Watch {
