@@ -277,6 +277,17 @@ async fn json_rpc_errors_and_their_statuses() {
         let reply = legacy(&server, method, json!({"cursor": "bogus"})).await;
         assert_eq!(error_code(&reply), -32602, "{method}");
     }
+    // resources/list pages are made when asked: a well-formed cursor past the last page
+    // ("resources:1" on a one-page list), or one whose number overflows, makes nothing.
+    let first = legacy(&server, "resources/list", json!({})).await.json();
+    assert!(first["result"].get("nextCursor").is_none(), "{first}");
+    for cursor in [
+        "cmVzb3VyY2VzOjE=",
+        "cmVzb3VyY2VzOjE4NDQ2NzQ0MDczNzA5NTUxNjE2",
+    ] {
+        let reply = legacy(&server, "resources/list", json!({"cursor": cursor})).await;
+        assert_eq!(error_code(&reply), -32602, "{cursor}");
+    }
     let prompt = legacy(&server, "prompts/get", json!({"name": "nope"})).await;
     assert_eq!(error_code(&prompt), -32602);
     server.stop().await;

@@ -77,10 +77,11 @@ pub(super) fn listing_count(site: &Site) -> usize {
 /// a page of 100 entries costs the same for a site of 100,000 pages as for one of 100.
 pub(super) fn listings_in(site: &Site, range: std::ops::Range<usize>) -> Vec<Value> {
     let divisions = 3..3 + site.divisions.len();
+    let fixed = (range.start < 3).then(|| fixed_listings(site));
     range
         .filter_map(|at| {
             if at < 3 {
-                fixed_listings(site).into_iter().nth(at)
+                fixed.as_ref().map(|fixed| fixed[at].clone())
             } else if divisions.contains(&at) {
                 let division = &site.divisions[at - 3];
                 Some(listing(
