@@ -27,7 +27,7 @@ use notify::{Event, EventKind, RecursiveMode, Watcher};
 use crate::auth::keys::PublicJwk;
 use crate::config::Compression;
 use crate::config::SiteConfig;
-use crate::content::ContentError;
+use crate::content::{is_editor_leftover, ContentError};
 use crate::live::{self, ContentStatus, Live, LiveState, LoadError, Version};
 
 /// What a reload needs of whatever serves the live version (`serve::App`): the live state
@@ -60,19 +60,11 @@ fn identity(dir: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))
 }
 
-/// Files editors and tools leave behind that never affect the content.
-fn is_noise(path: &Path) -> bool {
-    path.file_name()
-        .map(|name| name.to_string_lossy())
-        .is_some_and(|name| name.starts_with('.') || name.ends_with('~') || name == "4913")
-}
-
 fn relevant(event: &Event, targets: &[PathBuf]) -> bool {
     !matches!(event.kind, EventKind::Access(_))
-        && event
-            .paths
-            .iter()
-            .any(|path| targets.iter().any(|target| path.starts_with(target)) && !is_noise(path))
+        && event.paths.iter().any(|path| {
+            targets.iter().any(|target| path.starts_with(target)) && !is_editor_leftover(path)
+        })
 }
 
 /// A watch on a source directory (and the user's templates), made while the version it
@@ -247,7 +239,7 @@ fn files_list(changed: &std::collections::BTreeSet<PathBuf>, targets: &[PathBuf]
     const SHOWN: usize = 5;
     let names: Vec<String> = changed
         .iter()
-        .filter(|path| !is_noise(path))
+        .filter(|path| !is_editor_leftover(path))
         .filter(|path| {
             path.exists()
                 || path

@@ -270,9 +270,14 @@ struct ReadPage {
     stamp: Option<FileStamp>,
 }
 
-/// Reads and parses page files on every core (a site may have tens of thousands), keeping
-/// their order so errors are reported in file order. A file unchanged since `previous` is
-/// not read: its page is taken from there.
+/// Whether `path` names a file editors and tools leave behind (a dotfile, a `~` backup,
+/// vim's `4913` probe), which never affects the content.
+pub fn is_editor_leftover(path: &Path) -> bool {
+    path.file_name()
+        .map(|name| name.to_string_lossy())
+        .is_some_and(|name| name.starts_with('.') || name.ends_with('~') || name == "4913")
+}
+
 /// `site` with the pages at `edited` read again, or `None` when that is not all that
 /// changed (see [`load_edited`]).
 fn edited_pages(
@@ -289,8 +294,7 @@ fn edited_pages(
         let name = path.file_name()?;
         let file = pages_dir.join(name);
         let known = files.position(&file);
-        let shown = name.to_string_lossy();
-        let noise = shown.starts_with('.') || shown.ends_with('~');
+        let noise = is_editor_leftover(path);
         let in_pages = path.parent() == Some(watched_pages.as_path());
         if !in_pages || noise || known.is_none() {
             // A file in pages/ that is gone again and was no page (an editor's or
@@ -335,6 +339,9 @@ fn edited_pages(
     ))
 }
 
+/// Reads and parses page files on every core (a site may have tens of thousands), keeping
+/// their order so errors are reported in file order. A file unchanged since `previous` is
+/// not read: its page is taken from there.
 fn read_pages(
     root: &Path,
     files: Vec<PathBuf>,
