@@ -18,8 +18,8 @@ use hyper::header::{HeaderName, HeaderValue};
 use sha2::{Digest, Sha256};
 
 use super::artifact::{
-    etag_of_digest, revision_of_entries, strong_etag, Artifact, ArtifactSet, Encoding,
-    Representation, Variants,
+    etag_of_digest, revision_of_entries, strong_etag, Artifact, ArtifactSet, CachePolicy, Encoding,
+    Etag, Representation, Variants, Vary,
 };
 pub use super::manifest::{EncodedFile, Manifest, ManifestEntry};
 use crate::config::BaseUrl;
@@ -87,7 +87,7 @@ fn manifest_entry(artifact: &Artifact, file: String) -> ManifestEntry {
                 encoding.token().to_string(),
                 EncodedFile {
                     file: format!("{file}{}", encoding.file_suffix()),
-                    etag: header_text(&representation.etag),
+                    etag: representation.etag.to_string(),
                 },
             )
         })
@@ -100,11 +100,11 @@ fn manifest_entry(artifact: &Artifact, file: String) -> ManifestEntry {
     ManifestEntry {
         file,
         content_type: header_text(&artifact.content_type),
-        etag: header_text(&artifact.identity.etag),
-        cache_control: header_text(&artifact.cache_control),
+        etag: artifact.identity.etag.to_string(),
+        cache_control: artifact.cache.text().to_string(),
         encodings,
         headers,
-        vary: header_text(&artifact.vary),
+        vary: artifact.vary.text().to_string(),
         markdown: artifact.markdown.clone(),
     }
 }
@@ -281,7 +281,7 @@ impl BuildWriter {
         let model_etag = write_json(&dir.join(MODEL_FILE), model, false)?;
         manifest.model = Some(EncodedFile {
             file: MODEL_FILE.into(),
-            etag: header_text(&model_etag),
+            etag: model_etag.to_string(),
         });
         for (name, text) in [
             ("_headers", super::cdn::headers_file(&manifest)),
@@ -327,7 +327,7 @@ fn write_json<T: serde::Serialize>(
     path: &Path,
     value: &T,
     pretty: bool,
-) -> Result<HeaderValue, OutputError> {
+) -> Result<Etag, OutputError> {
     let file = fs::File::create(path).map_err(io_error(path))?;
     let mut writer = EtagWriter {
         inner: std::io::BufWriter::with_capacity(1 << 20, file),
@@ -435,13 +435,23 @@ pub fn read_build(dir: &Path) -> Result<(ArtifactSet, BaseUrl), OutputError> {
         artifacts.push(Artifact {
             path: path.clone(),
             content_type: header(&entry.content_type)?,
-            cache_control: header(&entry.cache_control)?,
+            cache: CachePolicy::from_text(&entry.cache_control).ok_or_else(|| {
+                entry_error(format!(
+                    "unknown Cache-Control `{}`; rebuild with this dossier",
+                    entry.cache_control
+                ))
+            })?,
             identity,
             // A build written without --precompress lists no variants: make them later.
             compression_tried: !encoded.is_empty(),
             encoded,
             headers,
-            vary: header(&entry.vary)?,
+            vary: Vary::from_text(&entry.vary).ok_or_else(|| {
+                entry_error(format!(
+                    "unknown Vary `{}`; rebuild with this dossier",
+                    entry.vary
+                ))
+            })?,
             markdown: entry.markdown.clone(),
         });
     }

@@ -18,7 +18,10 @@ pub(super) fn respond(artifact: &Artifact, request: &HeaderMap) -> Response<Body
     let representation = artifact.representation(encoding);
 
     let not_modified = request.contains_key(IF_NONE_MATCH)
-        && none_match(request.get_all(IF_NONE_MATCH).iter(), &representation.etag);
+        && none_match(
+            request.get_all(IF_NONE_MATCH).iter(),
+            representation.etag.as_bytes(),
+        );
     let mut response = if not_modified {
         let mut response = Response::new(Body::Empty);
         *response.status_mut() = StatusCode::NOT_MODIFIED;
@@ -39,9 +42,9 @@ pub(super) fn respond(artifact: &Artifact, request: &HeaderMap) -> Response<Body
     // Room for all of them at once (these, the artifact's, and the common ones added by
     // `reply::finish`), instead of growing the map twice on every request.
     headers.reserve(8 + artifact.headers.len() + reply::COMMON_COUNT);
-    headers.insert(ETAG, representation.etag.clone());
-    headers.insert(CACHE_CONTROL, artifact.cache_control.clone());
-    headers.insert(VARY, artifact.vary.clone());
+    headers.insert(ETAG, representation.etag.header());
+    headers.insert(CACHE_CONTROL, artifact.cache.header());
+    headers.insert(VARY, artifact.vary.header());
     for (name, value) in &artifact.headers {
         headers.append(name.clone(), value.clone());
     }
