@@ -141,7 +141,7 @@ fn broken_links_in(
         let Some(page) = site.pages.get(position) else {
             continue;
         };
-        for link in links_in(&page.body_markdown) {
+        for link in links_in(&page.body_markdown.get()) {
             if is_external(&link.target) {
                 continue;
             }
@@ -183,7 +183,7 @@ fn check(
     // Anchors are checked where they are ours to know: the headings of a page.
     let slug = path_trimmed.trim_start_matches('/');
     let target_page = site.pages.iter().find(|candidate| candidate.slug == slug)?;
-    let ids = heading_ids(&target_page.body_markdown);
+    let ids = heading_ids(&target_page.body_markdown.get());
     if ids.iter().any(|id| id == fragment) {
         return None;
     }
@@ -208,7 +208,7 @@ pub(crate) struct ExternalLink {
 pub(crate) fn external_links(site: &Site) -> Vec<ExternalLink> {
     let mut found = Vec::new();
     for (position, page) in site.pages.iter().enumerate() {
-        for link in links_in(&page.body_markdown) {
+        for link in links_in(&page.body_markdown.get()) {
             let lower = link.target.to_ascii_lowercase();
             if lower.starts_with("http://") || lower.starts_with("https://") {
                 let url = link
@@ -314,7 +314,8 @@ fn page_sources(site: &Site, pages_dir: &Path) -> Vec<Option<(PathBuf, usize)>> 
     site.pages
         .iter()
         .map(|page| {
-            let body = page.body_markdown.as_str();
+            let body = page.body_markdown.get();
+            let body = &*body;
             let named = files.iter().find(|(path, text)| {
                 path.file_stem()
                     .is_some_and(|stem| stem == page.slug.as_str())

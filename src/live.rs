@@ -456,6 +456,20 @@ impl LiveState {
         }
     }
 
+    /// Moves the page texts of the current version into the spool, once the first
+    /// version's bodies are there (before that, the texts wait with them): see
+    /// [`Spool::take_texts`]. A pass over every page, for the background thread.
+    pub fn spool_texts(&self) {
+        if let Some(spool) = &self.spool {
+            if self
+                .first_spooled
+                .load(std::sync::atomic::Ordering::Acquire)
+            {
+                spool.take_texts(self.live.load().model.site());
+            }
+        }
+    }
+
     /// Lets the kernel take back spooled pages read since the last call.
     pub fn release_resident(&self) {
         if let Some(spool) = &self.spool {

@@ -317,7 +317,7 @@ const COMPRESSION_ROUND: usize = 256;
 /// Its first act, once per process, is moving the first version's bodies to the spool
 /// (whatever the compression setting), under the reload lock: no reload can install a
 /// version of the same revision in between, whose variants or spooled bodies it would
-/// replace.
+/// replace. Its second is moving the live version's page texts there too.
 pub fn compress_in_background<H: Host>(app: Arc<H>) {
     let deferred = app.config().compression == Compression::Deferred;
     let job = COMPRESSION_JOB.fetch_add(1, Ordering::SeqCst) + 1;
@@ -338,9 +338,13 @@ pub fn compress_in_background<H: Host>(app: Arc<H>) {
                     })
                     .is_some()
             };
+            // The pages' texts follow the bodies: those of the first version, then those
+            // each edit brings.
+            app.live_state().spool_texts();
             if spooled_first {
-                // Every body's heap copy was just freed (1.2 GB at 100,000 pages): the
-                // largest free of the process's life, given back before compressing.
+                // Every body's and text's heap copy was just freed (1.3 GB at 100,000
+                // pages): the largest free of the process's life, given back before
+                // compressing.
                 release_free_memory();
             }
             if !deferred {

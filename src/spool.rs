@@ -34,6 +34,7 @@ use bytes::Bytes;
 use memmap2::{Mmap, MmapOptions, UncheckedAdvice};
 
 use crate::compile::{ArtifactSet, Bodies};
+use crate::content::Site;
 
 /// The size of one spool file. Large enough that a 10,000-page site needs only three, so
 /// finding a body's segment is a short scan, and small enough that an idle segment does not
@@ -179,21 +180,61 @@ impl Spool {
         );
     }
 
-    fn take(&self, set: &mut ArtifactSet, which: Bodies) {
-        let mut segments = self.lock();
+    /// The segments whose bodies stay where they are: the one being filled, and every other
+    /// that is not mostly dead. A body anywhere else is (re)written.
+    fn settled(segments: &mut Segments) -> Vec<Arc<Segment>> {
         segments.all.retain(|segment| segment.strong_count() > 0);
         let current = segments
             .current
             .as_ref()
             .map(|(segment, _)| Arc::clone(segment));
-        let settled: Vec<Arc<Segment>> = segments
+        segments
             .all
             .iter()
             .filter_map(Weak::upgrade)
             .filter(|segment| {
                 current.as_ref().is_some_and(|c| Arc::ptr_eq(c, segment)) || !segment.mostly_dead()
             })
-            .collect();
+            .collect()
+    }
+
+    /// Moves the text of each page of `site` into the spool, as [`Spool::take_bodies`]
+    /// does bodies: a text already in a settled segment stays, any other is written, and
+    /// the copies replace the heap texts once their segments are synced. The pass is over
+    /// every page, so it belongs off the edit path (the background compression runs it);
+    /// it also moves texts out of mostly dead segments, which a text could otherwise keep
+    /// alive for good.
+    pub fn take_texts(&self, site: &Site) {
+        let mut segments = self.lock();
+        let settled = Spool::settled(&mut segments);
+        let mut copies = Vec::new();
+        for page in &site.pages {
+            let text = page.body_markdown.bytes();
+            if text.len() < MIN_SPOOLED_BYTES || settled.iter().any(|s| s.contains(&text)) {
+                continue;
+            }
+            match self.write(&mut segments, &text) {
+                Some(copy) => copies.push((&page.body_markdown, copy)),
+                None => break,
+            }
+        }
+        if copies.is_empty() {
+            return;
+        }
+        if let Err(error) = self.sync(&segments) {
+            drop(copies);
+            self.fail(&error);
+            return;
+        }
+        drop(segments);
+        for (text, copy) in copies {
+            text.move_to(copy);
+        }
+    }
+
+    fn take(&self, set: &mut ArtifactSet, which: Bodies) {
+        let mut segments = self.lock();
+        let settled = Spool::settled(&mut segments);
         // Two passes over the same bodies in the same order: write them all, sync, and only
         // then let the spooled copies replace the heap ones.
         let mut spooled: Vec<Option<Bytes>> = Vec::new();
@@ -512,6 +553,66 @@ mod tests {
         spool.take_bodies(&mut second);
         assert_eq!(copy(&second), before);
         assert_eq!(spool.segments(), 1, "the mostly dead segment is still held");
+    }
+
+    /// The sample site with one page, whose text is `len` bytes.
+    fn site_of_one_page(len: usize) -> Site {
+        let content = Path::new(env!("CARGO_MANIFEST_DIR")).join("content");
+        let mut site = crate::content::load(&content).unwrap();
+        site.pages.truncate(1);
+        Arc::make_mut(&mut site.pages[0]).body_markdown =
+            String::from_utf8(text(len, 1)).unwrap().into();
+        site
+    }
+
+    #[test]
+    fn page_texts_move_once_and_out_of_a_mostly_dead_segment() {
+        let state = tempfile::tempdir().unwrap();
+        let spool = Spool::with_segment_bytes(state.path(), 4096).unwrap();
+        let mut first = ArtifactSet::new(vec![Artifact::new(
+            "/a",
+            "text/plain",
+            CachePolicy::Content,
+            text(3000, 2),
+        )]);
+        spool.take_bodies(&mut first);
+        let site = site_of_one_page(1000);
+        let expected = site.pages[0].body_markdown.get().to_string();
+        spool.take_texts(&site);
+        let page_text = || site.pages[0].body_markdown.bytes();
+        assert!(!on_heap(&spool, &page_text()));
+        assert_eq!(&*site.pages[0].body_markdown.get(), expected);
+        // Already where it stays: not written again.
+        let held = spool.held_bytes();
+        spool.take_texts(&site);
+        assert_eq!(spool.held_bytes(), held);
+        // A body too large for what is left starts a second segment; once the first
+        // segment's body dies, its 1,000 live bytes of 4,000 are the text, which moves.
+        let mut second = ArtifactSet::new(vec![Artifact::new(
+            "/b",
+            "text/plain",
+            CachePolicy::Content,
+            text(2500, 3),
+        )]);
+        spool.take_bodies(&mut second);
+        drop(first);
+        assert_eq!(spool.segments(), 2);
+        spool.take_texts(&site);
+        assert_eq!(spool.segments(), 1, "the text still holds the dead segment");
+        assert!(!on_heap(&spool, &page_text()));
+        assert_eq!(&*site.pages[0].body_markdown.get(), expected);
+    }
+
+    #[test]
+    fn page_texts_stay_on_the_heap_when_the_spool_cannot_be_synced() {
+        let state = tempfile::tempdir().unwrap();
+        let spool = Spool::open(state.path()).unwrap();
+        spool.fail_sync.store(true, Ordering::Relaxed);
+        let site = site_of_one_page(1000);
+        spool.take_texts(&site);
+        assert!(on_heap(&spool, &site.pages[0].body_markdown.bytes()));
+        assert_eq!(spool.held_bytes(), 0);
+        assert!(!spool.works());
     }
 
     #[test]

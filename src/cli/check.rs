@@ -53,7 +53,7 @@ pub fn check(args: &CheckArgs) -> ExitCode {
     let links: usize = site
         .pages
         .iter()
-        .map(|page| links::count(&page.body_markdown))
+        .map(|page| links::count(&page.body_markdown.get()))
         .sum();
     let mut external_summary = String::new();
     if args.external {

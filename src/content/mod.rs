@@ -18,6 +18,7 @@ mod front_matter;
 pub mod model;
 pub(crate) mod rules;
 mod source;
+mod text;
 mod unchanged;
 
 use std::collections::HashMap;
@@ -31,6 +32,7 @@ pub use model::{Company, Contact, Division, Page, PageFrontMatter, Site};
 
 use rules::Problems;
 use source::FieldLines;
+pub use text::{PageText, Text};
 use unchanged::FileStamp;
 pub use unchanged::PageFiles;
 
@@ -639,7 +641,7 @@ fn parse_page(file: &Path, text: &str, errors: &mut ContentErrors) -> Option<(Pa
         division: front.division,
         updated: front.updated,
         contact: front.contact,
-        body_markdown: split.body.trim_start_matches(['\n', '\r']).to_string(),
+        body_markdown: split.body.trim_start_matches(['\n', '\r']).into(),
         order: front.order,
     };
     Some((page, lines))

@@ -343,7 +343,7 @@ pub struct Page {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contact: Option<Contact>,
     /// The page text as the author wrote it (CommonMark).
-    pub body_markdown: String,
+    pub body_markdown: super::PageText,
     #[serde(skip)]
     pub order: i32,
 }

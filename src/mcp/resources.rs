@@ -52,7 +52,7 @@ pub(super) fn read(model: &ReadModel, company_json: &str, uri: &str) -> Option<C
             let page = site.pages.iter().find(|p| p.slug == slug)?;
             Some(Contents {
                 mime_type: "text/markdown",
-                text: page.body_markdown.clone(),
+                text: page.body_markdown.get().to_string(),
             })
         }
     }

@@ -657,10 +657,11 @@ fn page(
         .as_ref()
         .and_then(|id| input.site.divisions.iter().find(|d| &d.id == id));
     // Pages usually start with their own H1; add one when they do not.
-    let body = if page.body_markdown.trim_start().starts_with("# ") {
-        page.body_markdown.clone()
+    let text = page.body_markdown.get();
+    let body = if text.trim_start().starts_with("# ") {
+        text.to_string()
     } else {
-        format!("# {}\n\n{}", page.title, page.body_markdown)
+        format!("# {}\n\n{}", page.title, &*text)
     };
     let path = paths::page(&page.slug);
     let md_path = format!("{path}.md");
