@@ -312,6 +312,11 @@ impl SearchIndex {
         sorted_terms.sort_unstable();
         index.sorted_terms = Arc::new(sorted_terms);
         index.average_length = average_length(&index.lengths);
+        // Grown by doubling, the lists of common stems end up to half empty: 10 MB at
+        // 100,000 pages.
+        for postings in &mut index.postings {
+            Arc::make_mut(postings).shrink_to_fit();
+        }
         index
     }
 
@@ -363,6 +368,8 @@ impl SearchIndex {
             for (term, frequency) in &stems {
                 let postings = Arc::make_mut(&mut index.postings[*term as usize]);
                 let place = postings.partition_point(|(item, _)| *item < item_id);
+                // The copy just made is exactly full: room for one, not twice its size.
+                postings.reserve_exact(1);
                 postings.insert(place, (item_id, *frequency));
             }
             item.length = length;

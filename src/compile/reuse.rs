@@ -96,7 +96,7 @@ type Listed<'a> = (
     &'a str,
     &'a Option<String>,
     &'a Option<String>,
-    &'a Option<Contact>,
+    &'a Option<Box<Contact>>,
 );
 
 /// The paths of a page's own artifacts: its HTML, its Markdown twin, `/api/pages/{slug}`.

@@ -640,7 +640,7 @@ fn parse_page(file: &Path, text: &str, errors: &mut ContentErrors) -> Option<(Pa
         summary: front.summary,
         division: front.division,
         updated: front.updated,
-        contact: front.contact,
+        contact: front.contact.map(Box::new),
         body_markdown: split.body.trim_start_matches(['\n', '\r']).into(),
         order: front.order,
     };

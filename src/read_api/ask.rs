@@ -199,7 +199,7 @@ fn result(model: &ReadModel, hit: Hit) -> AskResult {
                     site.pages
                         .iter()
                         .find(|p| p.slug == hit.id)
-                        .and_then(|p| p.contact.as_ref())
+                        .and_then(|p| p.contact.as_deref())
                 });
             json!({
                 "@context": context,

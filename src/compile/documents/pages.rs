@@ -222,7 +222,7 @@ impl<'a> Listed<'a> {
                 summary: &page.summary,
                 division: page.division.as_deref(),
                 updated: page.updated.as_deref(),
-                contact: page.contact.as_ref(),
+                contact: page.contact.as_deref(),
             })
             .collect()
     }
