@@ -32,24 +32,30 @@ pub struct Ranked {
 }
 
 struct Item {
-    /// For pages, the position in `Site::pages`: their text is read from there, not copied.
+    /// For pages, the position in `Site::pages`: their title, text and addresses are read
+    /// or made from there, not copied (30 MB at 100,000 pages).
     page: Option<usize>,
     kind: &'static str,
-    id: String,
-    /// `kind:id`, unique: what a cursor names.
+    /// `kind:id`, unique: what a cursor names. The id is what follows the colon.
     key: String,
-    title: String,
-    /// `title`, [`normalized`]: compared with the query for the exact-title and phrase bonus.
+    /// The title, [`normalized`]: compared with the query for the exact-title and phrase
+    /// bonus.
     title_words: String,
-    uri: String,
-    url: String,
-    /// Plain text for snippets.
-    text: String,
+    /// What an item that is not a page shows (`None` for pages).
+    shown: Option<Box<Shown>>,
     /// Weighted length: the sum of every word's field weight.
     length: f64,
     /// Each stem of the item once (its id in `terms`), with its weighted frequency: what
     /// the next build takes when the item's page has not changed.
     stems: Box<[(u32, f32)]>,
+}
+
+/// The title, addresses and snippet text of an item that is not a page.
+struct Shown {
+    title: String,
+    uri: String,
+    url: String,
+    text: String,
 }
 
 /// The index's parts are shared between versions (`Arc`) so that [`SearchIndex::patched`]
@@ -67,6 +73,8 @@ pub struct SearchIndex {
     /// whole numbers, so `f32` holds every frequency exactly.
     postings: Vec<Arc<Vec<(u32, f32)>>>,
     average_length: f64,
+    /// Makes a page hit's `url`.
+    base_url: String,
 }
 
 /// The index a build replaces, and the site it indexed: where unchanged pages' stems come
@@ -225,6 +233,7 @@ impl SearchIndex {
             sorted_terms: Arc::default(),
             postings: Vec::new(),
             average_length: 0.0,
+            base_url: base_url.to_string(),
         };
         for division in &site.divisions {
             let lead = division
@@ -236,7 +245,6 @@ impl SearchIndex {
             index.add(
                 &mut stemming,
                 Item::new(
-                    None,
                     "division",
                     &division.id,
                     &division.name,
@@ -258,7 +266,6 @@ impl SearchIndex {
                 index.add(
                     &mut stemming,
                     Item::new(
-                        None,
                         "contact",
                         &division.id,
                         &title,
@@ -271,7 +278,7 @@ impl SearchIndex {
             }
         }
         for (position, page) in site.pages.iter().enumerate() {
-            let item = page_item(position, page, base_url);
+            let item = page_item(position, page);
             let reused = earlier.as_mut().and_then(|earlier| {
                 let before = earlier.unchanged(page)?;
                 Some((earlier.stems_of(before, &mut index), before.length))
@@ -291,7 +298,6 @@ impl SearchIndex {
         index.add(
             &mut stemming,
             Item::new(
-                None,
                 "contact",
                 "company",
                 &title,
@@ -348,6 +354,7 @@ impl SearchIndex {
             sorted_terms: Arc::clone(&self.sorted_terms),
             postings: self.postings.clone(),
             average_length: 0.0,
+            base_url: base_url.to_string(),
         };
         let mut stemming = Stemming::new();
         for (position, (old, page)) in before.pages.iter().zip(&now.pages).enumerate() {
@@ -362,7 +369,7 @@ impl SearchIndex {
                     postings.remove(found);
                 }
             }
-            let mut item = page_item(position, page, base_url);
+            let mut item = page_item(position, page);
             let text = page.body_markdown.get();
             let (stems, length) = index.stems_of(&mut stemming, &page_fields(page, &text));
             for (term, frequency) in &stems {
@@ -555,13 +562,26 @@ impl SearchIndex {
             .map(|ranked| {
                 let item = &self.items[ranked.position];
                 let text = self.text_of(site, item);
+                let id = &item.key[item.kind.len() + 1..];
+                let (title, uri, url) = match (item.page, &item.shown) {
+                    (_, Some(shown)) => (shown.title.clone(), shown.uri.clone(), shown.url.clone()),
+                    (Some(position), None) => (
+                        site.pages
+                            .get(position)
+                            .map(|page| page.title.clone())
+                            .unwrap_or_default(),
+                        format!("company://pages/{id}"),
+                        format!("{}/{id}", self.base_url),
+                    ),
+                    (None, None) => Default::default(),
+                };
                 Hit {
                     kind: item.kind,
-                    id: item.id.clone(),
-                    title: item.title.clone(),
+                    id: id.to_string(),
+                    title,
                     snippet: snippet(&text, &words),
-                    uri: item.uri.clone(),
-                    url: item.url.clone(),
+                    uri,
+                    url,
                     score: (ranked.score * 1000.0).round() / 1000.0,
                 }
             })
@@ -582,14 +602,18 @@ impl SearchIndex {
                 page.summary,
                 strip_markdown(&page.body_markdown.get())
             ),
-            None => item.text.clone(),
+            None => item
+                .shown
+                .as_ref()
+                .map(|shown| shown.text.clone())
+                .unwrap_or_default(),
         }
     }
 }
 
 impl Item {
+    /// An item that is not a page, before its stems.
     fn new(
-        page: Option<usize>,
         kind: &'static str,
         id: &str,
         title: &str,
@@ -598,15 +622,16 @@ impl Item {
         text: String,
     ) -> Item {
         Item {
-            page,
+            page: None,
             kind,
-            id: id.to_string(),
             key: format!("{kind}:{id}"),
-            title: title.to_string(),
             title_words: normalized(title),
-            uri,
-            url,
-            text,
+            shown: Some(Box::new(Shown {
+                title: title.to_string(),
+                uri,
+                url,
+                text,
+            })),
             length: 0.0,
             stems: Box::default(),
         }
@@ -614,16 +639,16 @@ impl Item {
 }
 
 /// A page's item, before its stems.
-fn page_item(position: usize, page: &Page, base_url: &str) -> Item {
-    Item::new(
-        Some(position),
-        "page",
-        &page.slug,
-        &page.title,
-        format!("company://pages/{}", page.slug),
-        format!("{base_url}/{}", page.slug),
-        String::new(),
-    )
+fn page_item(position: usize, page: &Page) -> Item {
+    Item {
+        page: Some(position),
+        kind: "page",
+        key: format!("page:{}", page.slug),
+        title_words: normalized(&page.title),
+        shown: None,
+        length: 0.0,
+        stems: Box::default(),
+    }
 }
 
 /// A page's searchable fields with their weights (`text`: its body, read).
