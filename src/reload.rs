@@ -360,9 +360,8 @@ pub fn compress_in_background<H: Host>(app: Arc<H>) {
                     crate::compile::add_encodings(&artifacts, COMPRESSION_ROUND)
                 else {
                     // After a large job (a start, or an edit every page shows), fold its
-                    // many changes so a lookup is one probe again, and give back the memory
-                    // it freed. Both cost time in the size of the site, so not after the
-                    // few variants of a page edit.
+                    // many changes so a lookup is one probe again. That costs time in the
+                    // size of the site, so not after the few variants of a page edit.
                     let large = rounds > 1;
                     if large {
                         let folded = artifacts.folded();
@@ -378,9 +377,11 @@ pub fn compress_in_background<H: Host>(app: Arc<H>) {
                         "compressed variants ready"
                     );
                     drop(artifacts);
-                    if large {
-                        release_free_memory();
-                    }
+                    // Also after a page edit: making a version frees copies of shared parts
+                    // (the search index's lists, the map of page files) that otherwise
+                    // stayed resident, 50 to 150 MiB more after 30 edits at 100,000 pages.
+                    // It takes 3 to 18 ms there, on this thread at nice 19.
+                    release_free_memory();
                     return;
                 };
                 rounds += 1;

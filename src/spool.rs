@@ -96,22 +96,29 @@ impl Segment {
 
 /// The owner behind a spooled `Bytes`: keeps its segment mapped, and counts itself out of
 /// the segment's live bytes when the last `Bytes` of it is dropped.
+///
+/// There is one per spooled body, close to a million at 100,000 pages, each in a heap block
+/// with the `Bytes` reference count: with `u32` offsets the block is 32 bytes, not 48
+/// (16 MB). Bodies of 4 GiB and more stay on the heap ([`Spool::write`]).
 struct SpooledBody {
     segment: Arc<Segment>,
-    start: usize,
-    len: usize,
+    start: u32,
+    len: u32,
 }
 
 impl AsRef<[u8]> for SpooledBody {
     fn as_ref(&self) -> &[u8] {
-        &self.segment.map[self.start..self.start + self.len]
+        let start = self.start as usize;
+        &self.segment.map[start..start + self.len as usize]
     }
 }
 
 impl Drop for SpooledBody {
     fn drop(&mut self) {
         // Release: the bytes are no longer read once the count shows them dead.
-        self.segment.live.fetch_sub(self.len, Ordering::Release);
+        self.segment
+            .live
+            .fetch_sub(self.len as usize, Ordering::Release);
     }
 }
 
@@ -322,6 +329,7 @@ impl Spool {
         if self.failed.load(Ordering::Relaxed) {
             return None;
         }
+        let len = u32::try_from(body.len()).ok()?;
         if let Some((segment, used)) = segments.current.as_mut() {
             // Every body written here was dropped (a full rebuild replaced them all): write
             // over them instead of growing the file. Nothing refers to those bytes any more.
@@ -344,8 +352,9 @@ impl Spool {
             }
         }
         let (segment, used) = segments.current.as_mut()?;
-        let start = *used;
-        if let Err(error) = segment.file.write_all_at(body, start as u64) {
+        // A segment holding a body of almost 4 GiB could reach past `u32` offsets.
+        let start = u32::try_from(*used).ok()?;
+        if let Err(error) = segment.file.write_all_at(body, u64::from(start)) {
             return self.fail(&error);
         }
         *used += body.len();
@@ -355,7 +364,7 @@ impl Spool {
         Some(Bytes::from_owner(SpooledBody {
             segment: Arc::clone(segment),
             start,
-            len: body.len(),
+            len,
         }))
     }
 

@@ -587,6 +587,55 @@ mod tests {
     /// `dossier build` writes batch by batch; the tree must be the one a whole set makes,
     /// file for file and byte for byte, also when a batch is a single page, and with
     /// compressed variants.
+    /// A build read back serves what was written (cache policy and `Vary` included); a
+    /// manifest edited to another `Cache-Control` or `Vary` is refused, naming the entry.
+    #[test]
+    fn a_manifest_with_headers_this_dossier_never_writes_is_refused() {
+        let site =
+            crate::content::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("content")).unwrap();
+        let config = SiteConfig {
+            limits: Limits::default(),
+            base_url: BaseUrl::parse("https://info.example.com").unwrap(),
+            auth: AuthPolicy::default(),
+            templates: None,
+            compression: Compression::Deferred,
+        };
+        let input = CompileInput {
+            site: &site,
+            config: &config,
+            jwks: &[],
+            previous: None,
+        };
+        let set = compile(&input).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        write_build(&set, &site, &config.base_url, None, dir.path()).unwrap();
+        let (read, _) = read_build(dir.path()).unwrap();
+        for artifact in set.sorted() {
+            let back = read.get(&artifact.path).unwrap();
+            assert_eq!(
+                (back.cache, back.vary, &back.identity.etag),
+                (artifact.cache, artifact.vary, &artifact.identity.etag),
+                "{}",
+                artifact.path
+            );
+        }
+        let manifest_path = dir.path().join(MANIFEST_FILE);
+        let original = fs::read_to_string(&manifest_path).unwrap();
+        for (field, value) in [("cache_control", "no-store"), ("vary", "Origin")] {
+            let mut manifest: serde_json::Value = serde_json::from_str(&original).unwrap();
+            manifest["artifacts"]["/api/company"][field] = value.into();
+            fs::write(&manifest_path, manifest.to_string()).unwrap();
+            let Err(refused) = read_build(dir.path()) else {
+                panic!("a manifest with {field} `{value}` was read");
+            };
+            let refused = refused.to_string();
+            assert!(
+                refused.contains("/api/company") && refused.contains(value),
+                "{refused}"
+            );
+        }
+    }
+
     #[test]
     fn a_build_written_in_batches_is_the_build_of_the_whole_set() {
         let site =

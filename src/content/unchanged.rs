@@ -21,11 +21,15 @@ use super::{Page, Site};
 const SETTLED: Duration = Duration::from_secs(2);
 
 /// What identifies one version of a file without reading it.
+///
+/// Times are nanoseconds since 1970 in an `i64` (good until 2262; later ones saturate, and
+/// the change time, which the kernel sets to now on every write, never gets there): one
+/// per page file, and `i128`'s alignment made every entry of the map 112 bytes, not 80.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct FileStamp {
     len: u64,
-    modified_ns: i128,
-    changed_ns: i128,
+    modified_ns: i64,
+    changed_ns: i64,
     inode: u64,
     device: u64,
 }
@@ -35,7 +39,7 @@ impl FileStamp {
     pub(super) fn settled(path: &Path, now: SystemTime) -> Option<FileStamp> {
         let metadata = std::fs::metadata(path).ok()?;
         let nanos =
-            |seconds: i64, nanos: i64| i128::from(seconds) * 1_000_000_000 + i128::from(nanos);
+            |seconds: i64, nanos: i64| seconds.saturating_mul(1_000_000_000).saturating_add(nanos);
         let stamp = FileStamp {
             len: metadata.len(),
             modified_ns: nanos(metadata.mtime(), metadata.mtime_nsec()),
@@ -43,11 +47,11 @@ impl FileStamp {
             inode: metadata.ino(),
             device: metadata.dev(),
         };
-        let now_ns = now
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |since| since.as_nanos() as i128);
+        let now_ns = now.duration_since(UNIX_EPOCH).map_or(0, |since| {
+            i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
+        });
         let newest = stamp.modified_ns.max(stamp.changed_ns);
-        (now_ns - newest >= SETTLED.as_nanos() as i128).then_some(stamp)
+        (now_ns.saturating_sub(newest) >= SETTLED.as_nanos() as i64).then_some(stamp)
     }
 }
 
