@@ -18,7 +18,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use artifact::{
-    exact_bytes, Artifact, ArtifactSet, Bodies, CachePolicy, Encoding, Representation, Variants,
+    exact_bytes, Artifact, ArtifactSet, Bodies, CachePolicy, Encoding, Etag, Representation,
+    Variants, Vary,
 };
 pub use reuse::{PageContext, Previous, SiteContext};
 
