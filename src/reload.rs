@@ -339,8 +339,10 @@ pub fn compress_in_background<H: Host>(app: Arc<H>) {
                     .is_some()
             };
             // The pages' texts follow the bodies: those of the first version, then those
-            // each edit brings.
-            app.live_state().spool_texts();
+            // each edit brings (a newer job will see those of its own version).
+            if COMPRESSION_JOB.load(Ordering::SeqCst) == job {
+                app.live_state().spool_texts();
+            }
             if spooled_first {
                 // Every body's and text's heap copy was just freed (1.3 GB at 100,000
                 // pages): the largest free of the process's life, given back before

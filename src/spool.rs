@@ -1,5 +1,5 @@
-//! The spool: response bodies kept in files under the state directory instead of on the
-//! heap.
+//! The spool: response bodies, and the text of each page, kept in files under the state
+//! directory instead of on the heap.
 //!
 //! A large site's finished bodies outweigh its source several times over: every page as
 //! HTML, Markdown and JSON, and gzip and brotli of each, about 150 MB for 10,000 pages. On
@@ -34,7 +34,7 @@ use bytes::Bytes;
 use memmap2::{Mmap, MmapOptions, UncheckedAdvice};
 
 use crate::compile::{ArtifactSet, Bodies};
-use crate::content::Site;
+use crate::content::{PageText, Site};
 
 /// The size of one spool file. Large enough that a 10,000-page site needs only three, so
 /// finding a body's segment is a short scan, and small enough that an idle segment does not
@@ -208,20 +208,35 @@ impl Spool {
     /// Moves the text of each page of `site` into the spool, as [`Spool::take_bodies`]
     /// does bodies: a text already in a settled segment stays, any other is written, and
     /// the copies replace the heap texts once their segments are synced. The pass is over
-    /// every page, so it belongs off the edit path (the background compression runs it);
-    /// it also moves texts out of mostly dead segments, which a text could otherwise keep
-    /// alive for good.
+    /// every page, so it belongs off the edit path (the background compression runs it),
+    /// and it looks for texts to move without the lock; it also moves texts out of mostly
+    /// dead segments, which a text could otherwise keep alive for good. Texts are checked
+    /// again, written and replaced under the lock, so two passes never write one text twice.
     pub fn take_texts(&self, site: &Site) {
+        let unsettled = |text: &Bytes, settled: &[Arc<Segment>]| {
+            text.len() >= MIN_SPOOLED_BYTES && !settled.iter().any(|s| s.contains(text))
+        };
+        let settled = Spool::settled(&mut self.lock());
+        let pending: Vec<&PageText> = site
+            .pages
+            .iter()
+            .map(|page| &page.body_markdown)
+            .filter(|text| unsettled(&text.bytes(), &settled))
+            .collect();
+        drop(settled);
+        if pending.is_empty() {
+            return;
+        }
         let mut segments = self.lock();
         let settled = Spool::settled(&mut segments);
         let mut copies = Vec::new();
-        for page in &site.pages {
-            let text = page.body_markdown.bytes();
-            if text.len() < MIN_SPOOLED_BYTES || settled.iter().any(|s| s.contains(&text)) {
+        for text in pending {
+            let bytes = text.bytes();
+            if !unsettled(&bytes, &settled) {
                 continue;
             }
-            match self.write(&mut segments, &text) {
-                Some(copy) => copies.push((&page.body_markdown, copy)),
+            match self.write(&mut segments, &bytes) {
+                Some(copy) => copies.push((text, copy)),
                 None => break,
             }
         }
@@ -233,7 +248,6 @@ impl Spool {
             self.fail(&error);
             return;
         }
-        drop(segments);
         for (text, copy) in copies {
             text.move_to(copy);
         }

@@ -584,9 +584,6 @@ mod tests {
         let _ = fs::remove_dir_all(&scratch);
     }
 
-    /// `dossier build` writes batch by batch; the tree must be the one a whole set makes,
-    /// file for file and byte for byte, also when a batch is a single page, and with
-    /// compressed variants.
     /// A build read back serves what was written (cache policy and `Vary` included); a
     /// manifest edited to another `Cache-Control` or `Vary` is refused, naming the entry.
     #[test]
@@ -636,6 +633,9 @@ mod tests {
         }
     }
 
+    /// `dossier build` writes batch by batch; the tree must be the one a whole set makes,
+    /// file for file and byte for byte, also when a batch is a single page, and with
+    /// compressed variants.
     #[test]
     fn a_build_written_in_batches_is_the_build_of_the_whole_set() {
         let site =

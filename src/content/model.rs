@@ -341,8 +341,9 @@ pub struct Page {
     #[schemars(extend("format" = "date"))]
     pub updated: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// Boxed: most pages have none, and inline it would be 200 bytes of every page record
-    /// (20 MB at 100,000 pages).
+    // Boxed: most pages have none, and inline it would be 200 bytes of every page record
+    // (20 MB at 100,000 pages). A plain comment: doc comments become the published schema's
+    // descriptions.
     pub contact: Option<Box<Contact>>,
     /// The page text as the author wrote it (CommonMark).
     pub body_markdown: super::PageText,

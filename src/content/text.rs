@@ -5,7 +5,8 @@
 //! result's snippet, an MCP `resources/read`, the link check of an edited page. The server
 //! therefore moves it where it keeps finished bodies ([`crate::spool`], files the kernel
 //! pages in and out), as it does the bodies. Pages are shared between versions (`Arc`),
-//! so the move happens in place, behind a lock held only to clone a `Bytes` handle. [`crate::spool::Spool::take_texts`]
+//! so the move happens in place, behind a lock held only to clone a `Bytes` handle or swap
+//! one. [`crate::spool::Spool::take_texts`]
 //! does the moving.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
