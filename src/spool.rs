@@ -98,8 +98,8 @@ impl Segment {
 /// the segment's live bytes when the last `Bytes` of it is dropped.
 ///
 /// There is one per spooled body, close to a million at 100,000 pages, each in a heap block
-/// with the `Bytes` reference count: with `u32` offsets the block is 32 bytes, not 48
-/// (16 MB). Bodies of 4 GiB and more stay on the heap ([`Spool::write`]).
+/// with the `Bytes` reference count: with `u32` offsets the block is 32 bytes, not 40
+/// (8 MB). Bodies of 4 GiB and more stay on the heap ([`Spool::write`]).
 struct SpooledBody {
     segment: Arc<Segment>,
     start: u32,

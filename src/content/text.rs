@@ -1,13 +1,12 @@
 //! A page's Markdown text, which can move off the heap once it is read.
 //!
-//! At 100,000 pages the text authors wrote is the largest thing the site model holds,
-//! 143 MB (heaptrack), and after the first compile it is read only now and then: a search
-//! result's snippet, an MCP `resources/read`, the link check of an edited page. The server
-//! therefore moves it where it keeps finished bodies ([`crate::spool`], files the kernel
-//! pages in and out), as it does the bodies. Pages are shared between versions (`Arc`),
-//! so the move happens in place, behind a lock held only to clone a `Bytes` handle or swap
-//! one. [`crate::spool::Spool::take_texts`]
-//! does the moving.
+//! At 100,000 pages the Markdown authors wrote is the largest thing the site model holds,
+//! about 130 MB (heaptrack), and after the first compile it is read only now and then: a
+//! search result's snippet, an MCP `resources/read`, the link check of an edited page. The
+//! server therefore moves it where it keeps finished bodies ([`crate::spool`], files the
+//! kernel pages in and out). Pages are shared between versions (`Arc`), so the move happens
+//! in place, behind a lock held only to clone a `Bytes` handle or swap one;
+//! [`crate::spool::Spool::take_texts`] does the moving.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
