@@ -181,7 +181,13 @@ impl CachePolicy {
     }
 
     pub fn header(self) -> HeaderValue {
-        HeaderValue::from_static(self.text())
+        // Constants, checked when compiling: a response only copies them.
+        const CONTENT: HeaderValue = HeaderValue::from_static(CONTENT_CACHE_CONTROL);
+        const LIVE: HeaderValue = HeaderValue::from_static(LIVE_CACHE_CONTROL);
+        match self {
+            CachePolicy::Content => CONTENT,
+            CachePolicy::Live => LIVE,
+        }
     }
 
     /// The policy whose `Cache-Control` text this is (as a build's manifest records it).
@@ -216,7 +222,13 @@ impl Vary {
     }
 
     pub fn header(self) -> HeaderValue {
-        HeaderValue::from_static(self.text())
+        // As for `CachePolicy::header`.
+        const ENCODING: HeaderValue = HeaderValue::from_static(VARY_ENCODING);
+        const ACCEPT_AND_ENCODING: HeaderValue = HeaderValue::from_static(VARY_ACCEPT);
+        match self {
+            Vary::Encoding => ENCODING,
+            Vary::AcceptAndEncoding => ACCEPT_AND_ENCODING,
+        }
     }
 
     /// The `Vary` whose text this is (as a build's manifest records it).
