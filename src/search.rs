@@ -32,22 +32,38 @@ pub struct Ranked {
 }
 
 struct Item {
-    /// For pages, the position in `Site::pages`: their title, text and addresses are read
-    /// or made from there, not copied (30 MB at 100,000 pages).
-    page: Option<usize>,
+    /// Where the item's title, addresses and text come from.
+    source: Source,
     kind: &'static str,
     /// `kind:id`, unique: what a cursor names. The id is what follows the colon.
     key: String,
     /// The title, [`normalized`]: compared with the query for the exact-title and phrase
     /// bonus.
     title_words: String,
-    /// What an item that is not a page shows (`None` for pages).
-    shown: Option<Box<Shown>>,
     /// Weighted length: the sum of every word's field weight.
     length: f64,
     /// Each stem of the item once (its id in `terms`), with its weighted frequency: what
     /// the next build takes when the item's page has not changed.
     stems: Box<[(u32, f32)]>,
+}
+
+/// Where an item's title, addresses and snippet text come from.
+enum Source {
+    /// A page, by position in `Site::pages`: read or made from there, not copied (30 MB at
+    /// 100,000 pages).
+    Page(usize),
+    /// A division or a contact: held here.
+    Shown(Box<Shown>),
+}
+
+impl Item {
+    /// The item's position in `Site::pages`, for a page.
+    fn page(&self) -> Option<usize> {
+        match self.source {
+            Source::Page(position) => Some(position),
+            Source::Shown(_) => None,
+        }
+    }
 }
 
 /// The title, addresses and snippet text of an item that is not a page.
@@ -94,7 +110,7 @@ impl<'a> Earlier<'a> {
             .items
             .iter()
             .filter_map(|item| {
-                let page: &Page = site.pages.get(item.page?)?;
+                let page: &Page = site.pages.get(item.page()?)?;
                 Some((page.slug.as_str(), (page, item.as_ref())))
             })
             .collect();
@@ -345,7 +361,7 @@ impl SearchIndex {
         }
         let offset = match now.pages.len() {
             0 => 0,
-            _ => self.items.iter().position(|item| item.page == Some(0))?,
+            _ => self.items.iter().position(|item| item.page() == Some(0))?,
         };
         let mut index = SearchIndex {
             items: self.items.clone(),
@@ -563,17 +579,18 @@ impl SearchIndex {
                 let item = &self.items[ranked.position];
                 let text = self.text_of(site, item);
                 let id = &item.key[item.kind.len() + 1..];
-                let (title, uri, url) = match (item.page, &item.shown) {
-                    (_, Some(shown)) => (shown.title.clone(), shown.uri.clone(), shown.url.clone()),
-                    (Some(position), None) => (
+                let (title, uri, url) = match &item.source {
+                    Source::Shown(shown) => {
+                        (shown.title.clone(), shown.uri.clone(), shown.url.clone())
+                    }
+                    Source::Page(position) => (
                         site.pages
-                            .get(position)
+                            .get(*position)
                             .map(|page| page.title.clone())
                             .unwrap_or_default(),
                         format!("company://pages/{id}"),
-                        format!("{}/{id}", self.base_url),
+                        format!("{}{}", self.base_url, crate::paths::page(id)),
                     ),
-                    (None, None) => Default::default(),
                 };
                 Hit {
                     kind: item.kind,
@@ -596,17 +613,19 @@ impl SearchIndex {
 
     /// An item's plain text: page text is read from the site model, not kept twice.
     fn text_of(&self, site: &Site, item: &Item) -> String {
-        match item.page.and_then(|position| site.pages.get(position)) {
-            Some(page) => format!(
-                "{} {}",
-                page.summary,
-                strip_markdown(&page.body_markdown.get())
-            ),
-            None => item
-                .shown
-                .as_ref()
-                .map(|shown| shown.text.clone())
+        match &item.source {
+            Source::Page(position) => site
+                .pages
+                .get(*position)
+                .map(|page| {
+                    format!(
+                        "{} {}",
+                        page.summary,
+                        strip_markdown(&page.body_markdown.get())
+                    )
+                })
                 .unwrap_or_default(),
+            Source::Shown(shown) => shown.text.clone(),
         }
     }
 }
@@ -622,16 +641,15 @@ impl Item {
         text: String,
     ) -> Item {
         Item {
-            page: None,
-            kind,
-            key: format!("{kind}:{id}"),
-            title_words: normalized(title),
-            shown: Some(Box::new(Shown {
+            source: Source::Shown(Box::new(Shown {
                 title: title.to_string(),
                 uri,
                 url,
                 text,
             })),
+            kind,
+            key: format!("{kind}:{id}"),
+            title_words: normalized(title),
             length: 0.0,
             stems: Box::default(),
         }
@@ -641,11 +659,10 @@ impl Item {
 /// A page's item, before its stems.
 fn page_item(position: usize, page: &Page) -> Item {
     Item {
-        page: Some(position),
+        source: Source::Page(position),
         kind: "page",
         key: format!("page:{}", page.slug),
         title_words: normalized(&page.title),
-        shown: None,
         length: 0.0,
         stems: Box::default(),
     }
