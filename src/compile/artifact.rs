@@ -136,12 +136,6 @@ impl std::fmt::Display for Etag {
     }
 }
 
-impl PartialEq<&str> for Etag {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_bytes() == other.as_bytes()
-    }
-}
-
 /// A strong validator derived from the bytes: equal bytes, equal tag, on every machine.
 pub fn strong_etag(body: &[u8]) -> Etag {
     etag_of_digest(&Sha256::digest(body))
