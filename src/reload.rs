@@ -67,10 +67,12 @@ fn relevant(event: &Event, targets: &[PathBuf]) -> bool {
         })
 }
 
-/// A watch on a source directory (and the user's templates), made while the version it
-/// guards is loaded: setting it up walks the tree (0.3 s at 100,000 pages), so `serve`
-/// does it beside the first load rather than after it, and an edit made during the load
-/// raises an event instead of going unseen.
+/// A watch on a source directory (and the user's templates). Setting it up walks the tree
+/// (0.3 s at 100,000 pages), so `serve` makes it after the first load, beside the serving
+/// ([`watch_in_background`]). Not before the load: inotify reports every file the load
+/// opens, and at that size those events cost the load a fifth of its time and overflow the
+/// queue. An edit made before the watch exists is not lost: the first reload looks at
+/// every file's stamp.
 pub struct Watch {
     watcher: notify::RecommendedWatcher,
     events: mpsc::Receiver<notify::Result<Event>>,
@@ -137,6 +139,21 @@ pub fn watch<H: Host>(app: Arc<H>) -> Result<JoinHandle<()>, WatchError> {
         app.config().templates.as_deref(),
     )?;
     reload_on_change(app, watch)
+}
+
+/// [`watch`] on a thread of its own, so the server answers while the watch is set up. If it
+/// cannot be set up, the server goes on serving what it loaded, and says so.
+pub fn watch_in_background<H: Host>(app: Arc<H>) {
+    let spawned = std::thread::Builder::new()
+        .name("dossier-watch".into())
+        .spawn(move || {
+            if let Err(error) = watch(app) {
+                tracing::error!(%error, "hot reload is off; restart to pick up edits");
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::error!(%error, "hot reload is off; restart to pick up edits");
+    }
 }
 
 /// Reloads `app` whenever `watch` sees its sources change, on a thread of its own that ends

@@ -608,12 +608,6 @@ async fn start_and_serve(args: &ServeArgs) -> Result<(), StartupError> {
         None => load_keys(&args.state).map_err(StartupError::Reported)?,
     };
     let jwks = keys.published_jwks(&config.auth, now);
-    let watching = (!args.no_watch).then(|| {
-        let (dir, templates) = (source.dir().to_path_buf(), config.templates.clone());
-        std::thread::Builder::new()
-            .name("dossier-watch".into())
-            .spawn(move || reload::Watch::start(&dir, templates.as_deref()))
-    });
     let version = live::prepare(&source, &config, &jwks, None).map_err(StartupError::Load)?;
     tracing::info!(
         revision = version.artifacts.revision(),
@@ -728,21 +722,8 @@ async fn start_and_serve(args: &ServeArgs) -> Result<(), StartupError> {
     reload::compress_in_background(Arc::clone(&app));
     tokio::spawn(purge_revocations(Arc::clone(&app)));
     key_watch::spawn(Arc::clone(&app), args.state.clone(), shared_keys);
-    if let Some(watching) = watching {
-        let watch = watching
-            .map_err(|error| reload::WatchError::from(error.to_string()))
-            .and_then(|thread| {
-                thread.join().unwrap_or_else(|panic| {
-                    Err(reload::WatchError::from(reload::panic_message(
-                        panic.as_ref(),
-                    )))
-                })
-            });
-        if let Err(error) =
-            watch.and_then(|watch| reload::reload_on_change(Arc::clone(&app), watch))
-        {
-            tracing::error!(%error, "hot reload is off; restart to pick up edits");
-        }
+    if !args.no_watch {
+        reload::watch_in_background(Arc::clone(&app));
     }
     // A fixed line on stdout, so scripts and tests can learn the port when --addr ends in :0.
     println!("dossier listening on {scheme}://{local}");

@@ -167,13 +167,19 @@ pub fn load_edited(
 
     let mut pages = Vec::new();
     let mut page_files: HashMap<String, PathBuf> = HashMap::new();
-    let listed = list_files(&dir.join("pages"), "md", &mut errors);
+    let pages_dir = dir.join("pages");
+    let listed = list_files(&pages_dir, "md", &mut errors);
+    // Resolved once for all its files; a directory that leads outside is left to the
+    // per-file check, which reports each file.
+    let real_pages_dir = std::fs::canonicalize(&pages_dir)
+        .ok()
+        .filter(|real| real.starts_with(&root));
     for ReadPage {
         file,
         parsed,
         errors: page_errors,
         stamp,
-    } in read_pages(&root, listed, previous)
+    } in read_pages(&root, real_pages_dir.as_deref(), listed, previous)
     {
         for error in page_errors.0 {
             errors.push(error);
@@ -346,6 +352,7 @@ fn edited_pages(
 /// not read: its page is taken from there.
 fn read_pages(
     root: &Path,
+    real_dir: Option<&Path>,
     files: Vec<PathBuf>,
     previous: Option<(&Site, &PageFiles)>,
 ) -> Vec<ReadPage> {
@@ -358,9 +365,15 @@ fn read_pages(
             .and_then(|(stamp, (site, files))| files.unchanged(site, &file, stamp));
         let parsed = match unchanged {
             Some(page) => Some((Arc::clone(page), None)),
-            None => read_text(root, &file, &mut errors)
-                .and_then(|text| parse_page(&file, &text, &mut errors))
-                .map(|(page, lines)| (Arc::new(page), Some(lines))),
+            None => {
+                let read = match real_dir {
+                    Some(real_dir) => read_listed_file(root, real_dir, &file),
+                    None => read_regular_file(root, &file),
+                };
+                text_of(&file, read, &mut errors)
+                    .and_then(|text| parse_page(&file, &text, &mut errors))
+                    .map(|(page, lines)| (Arc::new(page), Some(lines)))
+            }
         };
         ReadPage {
             file,
@@ -434,9 +447,6 @@ pub enum ReadError {
 /// hold at most [`MAX_FILE_BYTES`]. The type is checked on the opened file, not the path,
 /// and opening never blocks (a FIFO with no writer would otherwise hang the compile).
 pub fn read_regular_file(root: &Path, file: &Path) -> Result<Vec<u8>, ReadError> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-
     let real = std::fs::canonicalize(file).map_err(|error| match error.kind() {
         std::io::ErrorKind::NotFound => ReadError::Missing,
         _ => ReadError::Io(error),
@@ -444,10 +454,38 @@ pub fn read_regular_file(root: &Path, file: &Path) -> Result<Vec<u8>, ReadError>
     if !real.starts_with(root) {
         return Err(ReadError::Outside(real));
     }
+    read_real_file(&real)
+}
+
+/// [`read_regular_file`] for a file listed in `real_dir`, the canonical path of a directory
+/// inside `root`. Resolving every component of every path again costs a `readlink` each,
+/// a tenth of reading 100,000 pages; the directory was resolved once. A file that is itself
+/// a symbolic link is not opened here (`O_NOFOLLOW`) but resolved and checked as usual.
+fn read_listed_file(root: &Path, real_dir: &Path, file: &Path) -> Result<Vec<u8>, ReadError> {
+    let Some(name) = file.file_name() else {
+        return read_regular_file(root, file);
+    };
+    match read_real_file(&real_dir.join(name)) {
+        Err(ReadError::Io(error)) if error.raw_os_error() == Some(libc::ELOOP) => {
+            read_regular_file(root, file)
+        }
+        Err(ReadError::Io(error)) if error.kind() == std::io::ErrorKind::NotFound => {
+            Err(ReadError::Missing)
+        }
+        read => read,
+    }
+}
+
+/// Reads `real`, a path without symbolic links, if it names a regular file of at most
+/// [`MAX_FILE_BYTES`].
+fn read_real_file(real: &Path) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+
     let opened = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
-        .open(&real)
+        .open(real)
         .map_err(ReadError::Io)?;
     let metadata = opened.metadata().map_err(ReadError::Io)?;
     if !metadata.is_file() {
@@ -469,7 +507,16 @@ pub fn read_regular_file(root: &Path, file: &Path) -> Result<Vec<u8>, ReadError>
 }
 
 fn read_text(root: &Path, file: &Path, errors: &mut ContentErrors) -> Option<String> {
-    let bytes = match read_regular_file(root, file) {
+    text_of(file, read_regular_file(root, file), errors)
+}
+
+/// The text of `read`, which read `file`, or `None` with the error reported.
+fn text_of(
+    file: &Path,
+    read: Result<Vec<u8>, ReadError>,
+    errors: &mut ContentErrors,
+) -> Option<String> {
+    let bytes = match read {
         Ok(bytes) => bytes,
         Err(error) => {
             errors.push(ContentError::whole_file(file, error.to_string()));
