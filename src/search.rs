@@ -16,7 +16,7 @@
 //! ([`SearchIndex::build_reusing`]): stemming is most of the work, and one edit changes one
 //! page.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 
 use rust_stemmers::{Algorithm, Stemmer};
@@ -201,7 +201,7 @@ impl Stemming {
     fn new() -> Stemming {
         Stemming {
             stemmer: stemmer(),
-            terms: HashMap::new(),
+            terms: HashMap::default(),
         }
     }
 }
@@ -428,7 +428,7 @@ impl SearchIndex {
         stemming: &mut Stemming,
         fields: &[(&str, f64)],
     ) -> (Vec<(u32, f32)>, f64) {
-        let mut frequencies: HashMap<u32, f32> = HashMap::new();
+        let mut frequencies: HashMap<u32, f32> = HashMap::default();
         let mut length = 0.0;
         for (text, weight) in fields {
             for_each_word(text, |word| {
