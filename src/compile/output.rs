@@ -15,7 +15,7 @@ use std::path::{Component, Path, PathBuf};
 use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue};
 
-use sha2::{Digest, Sha256};
+use xxhash_rust::xxh3::Xxh3;
 
 use super::artifact::{
     etag_of_digest, revision_of_entries, strong_etag, Artifact, ArtifactSet, CachePolicy, Encoding,
@@ -27,8 +27,9 @@ use crate::content::Site;
 
 pub const MANIFEST_FILE: &str = "manifest.json";
 pub const MODEL_FILE: &str = "_model.json";
-/// 2 since the revision combines each path's hash by XOR (format 1 hashed them in order).
-const MANIFEST_FORMAT: u32 = 2;
+/// 2 since the revision combines each path's hash by XOR (format 1 hashed them in order); 3
+/// since ETags and the revision are XXH3-128 (format 2 used SHA-256).
+const MANIFEST_FORMAT: u32 = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
@@ -331,7 +332,7 @@ fn write_json<T: serde::Serialize>(
     let file = fs::File::create(path).map_err(io_error(path))?;
     let mut writer = EtagWriter {
         inner: std::io::BufWriter::with_capacity(1 << 20, file),
-        hasher: Sha256::new(),
+        hasher: Xxh3::new(),
     };
     let written = if pretty {
         serde_json::to_writer_pretty(&mut writer, value)
@@ -343,13 +344,13 @@ fn write_json<T: serde::Serialize>(
     written
         .and_then(|()| writer.inner.flush())
         .map_err(io_error(path))?;
-    Ok(etag_of_digest(&writer.hasher.finalize()))
+    Ok(etag_of_digest(writer.hasher.digest128()))
 }
 
 /// A writer that hashes what passes through it, for the ETag of a file written in pieces.
 struct EtagWriter<W> {
     inner: W,
-    hasher: Sha256,
+    hasher: Xxh3,
 }
 
 impl<W: Write> Write for EtagWriter<W> {
@@ -587,7 +588,7 @@ mod tests {
     /// A build read back serves what was written (cache policy and `Vary` included); a
     /// manifest edited to another `Cache-Control` or `Vary` is refused, naming the entry.
     #[test]
-    fn a_manifest_with_headers_this_dossier_never_writes_is_refused() {
+    fn a_manifest_of_another_format_or_with_headers_this_dossier_never_writes_is_refused() {
         let site =
             crate::content::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("content")).unwrap();
         let config = SiteConfig {
@@ -631,6 +632,19 @@ mod tests {
                 "{refused}"
             );
         }
+        // A build of the format before (SHA-256 ETags) asks to be rebuilt rather than
+        // failing on its first file's ETag.
+        let mut manifest: serde_json::Value = serde_json::from_str(&original).unwrap();
+        manifest["format"] = 2.into();
+        fs::write(&manifest_path, manifest.to_string()).unwrap();
+        let Err(refused) = read_build(dir.path()) else {
+            panic!("a manifest of format 2 was read");
+        };
+        assert!(
+            refused.to_string().contains("format 2 is not supported")
+                && refused.to_string().contains("rebuild with this dossier"),
+            "{refused}"
+        );
     }
 
     /// `dossier build` writes batch by batch; the tree must be the one a whole set makes,
