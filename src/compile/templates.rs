@@ -4,9 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
+use bytes::Bytes;
 use minijinja::Environment;
 use sha2::{Digest, Sha256};
 
+use super::artifact::exact_written;
 use super::CompileError;
 use crate::content::read_regular_file;
 
@@ -190,6 +192,24 @@ impl Templates {
             .get_template(name)
             .and_then(|template| template.render(context))
             .map_err(|e| template_error(self.dir.as_deref(), name, &e))
+    }
+
+    /// [`Templates::render`] into exactly sized bytes ([`exact_written`]), for a body.
+    pub fn render_body(
+        &self,
+        name: &'static str,
+        context: minijinja::Value,
+    ) -> Result<Bytes, CompileError> {
+        let template = self
+            .environment
+            .get_template(name)
+            .map_err(|e| template_error(self.dir.as_deref(), name, &e))?;
+        exact_written(|out| {
+            template
+                .render_captured_to(context, out)
+                .map(drop)
+                .map_err(|e| template_error(self.dir.as_deref(), name, &e))
+        })
     }
 }
 

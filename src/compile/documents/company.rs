@@ -52,18 +52,20 @@ pub fn api_pages_of(
     of: &[Arc<Page>],
 ) -> Result<Vec<Arc<Artifact>>, CompileError> {
     let base = &input.config.base_url;
-    of.iter()
-        .map(|page| {
-            Artifact::json(
-                paths::api_page(&page.slug),
-                JSON,
-                CachePolicy::Content,
-                &listing::page_document(base, page),
-            )
-            .map(Arc::new)
-            .map_err(|e| CompileError::new("/api/pages", e))
-        })
-        .collect()
+    // Pages are independent: on every core, as their HTML is.
+    let pages: Vec<&Page> = of.iter().map(|page| &**page).collect();
+    crate::parallel::map(pages, |page| {
+        Artifact::json(
+            paths::api_page(&page.slug),
+            JSON,
+            CachePolicy::Content,
+            &listing::page_document(base, page),
+        )
+        .map(Arc::new)
+        .map_err(|e| CompileError::new("/api/pages", e))
+    })
+    .into_iter()
+    .collect()
 }
 
 pub fn api_divisions(input: &CompileInput<'_>) -> Result<Vec<Artifact>, CompileError> {

@@ -59,7 +59,8 @@ pub fn markdown_to_html(markdown: &str) -> String {
             }
         }
     }
-    let mut out = String::new();
+    // HTML is about as long as its Markdown; growing from empty would copy it many times.
+    let mut out = String::with_capacity(markdown.len() + markdown.len() / 2);
     html::push_html(&mut out, events.into_iter());
     out
 }
@@ -174,7 +175,7 @@ impl<'a> Renderer<'a> {
             extra,
             self.shared.clone(),
         ]);
-        let html = self.templates.render(template, context)?;
+        let html = self.templates.render_body(template, context)?;
         // llms.txt (2026-08): every page names its Markdown twin and the site's llms.txt, in
         // the head (`<link>`, see base.html) and here, for agents that read headers only.
         // And the AI catalog, where an agent finds the MCP server card.
@@ -189,14 +190,11 @@ impl<'a> Renderer<'a> {
         }
         let links =
             HeaderValue::from_str(&links).map_err(|e| CompileError::new("Link header", e))?;
-        Ok(Artifact::new(
-            path.to_string(),
-            HTML,
-            CachePolicy::Content,
-            exact_bytes(html),
+        Ok(
+            Artifact::new(path.to_string(), HTML, CachePolicy::Content, html)
+                .with_markdown(markdown_path)
+                .with_header(LINK, links),
         )
-        .with_markdown(markdown_path)
-        .with_header(LINK, links))
     }
 }
 
