@@ -1,6 +1,7 @@
-//! One helper for the compile pipeline's parallel steps (reading pages, rendering pages,
-//! compressing artifacts): an order-preserving map over all cores. A site may have tens of
-//! thousands of pages, and the machine has few cores; plain scoped threads are enough.
+//! One helper for the compile pipeline's parallel steps (reading pages, rendering pages and
+//! their JSON documents, compressing artifacts): an order-preserving map over all cores. A
+//! site may have tens of thousands of pages, and the machine has few cores; plain scoped
+//! threads are enough.
 
 /// Applies `f` to every item on up to `available_parallelism` threads, keeping the order.
 /// Small inputs run on the calling thread. A panic in `f` is re-raised, never swallowed.

@@ -49,12 +49,6 @@ pub const MAX_WAIT: Duration = Duration::from_millis(250);
 #[error("cannot watch for changes: {0}")]
 pub struct WatchError(String);
 
-impl From<String> for WatchError {
-    fn from(reason: String) -> WatchError {
-        WatchError(reason)
-    }
-}
-
 /// (device, inode) of a directory, to notice when it is replaced by another one.
 fn identity(dir: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))
@@ -92,8 +86,8 @@ impl Watch {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("/"));
         let (sender, events) = mpsc::channel();
-        // Reads raise access events (the first load opens every file while the watch
-        // exists): dropped here, so the queue holds only what a reload looks at.
+        // Reads raise access events (every reload opens the files it reads while the
+        // watch exists): dropped here, so the queue holds only what a reload looks at.
         let forward = move |event: notify::Result<Event>| {
             if !matches!(&event, Ok(event) if matches!(event.kind, EventKind::Access(_))) {
                 let _ = sender.send(event);
@@ -134,20 +128,38 @@ impl Watch {
 
 /// Starts watching the app's source directory. The thread ends when the process does.
 pub fn watch<H: Host>(app: Arc<H>) -> Result<JoinHandle<()>, WatchError> {
+    watch_since(app, None)
+}
+
+/// [`watch`] for a version whose source directory had identity `loaded` (device, inode)
+/// when it was read: a build directory replaced since, before the watch existed, is read
+/// again at once.
+fn watch_since<H: Host>(
+    app: Arc<H>,
+    loaded: Option<(u64, u64)>,
+) -> Result<JoinHandle<()>, WatchError> {
     let watch = Watch::start(
         app.live_state().source().dir(),
         app.config().templates.as_deref(),
     )?;
-    reload_on_change(app, watch)
+    reload_on_change(app, watch, loaded)
+}
+
+/// The (device, inode) of `dir`, to take before loading it for [`watch_in_background`].
+pub fn identity_of(dir: &Path) -> Option<(u64, u64)> {
+    identity(dir)
 }
 
 /// [`watch`] on a thread of its own, so the server answers while the watch is set up. If it
-/// cannot be set up, the server goes on serving what it loaded, and says so.
-pub fn watch_in_background<H: Host>(app: Arc<H>) {
+/// cannot be set up, the server goes on serving what it loaded, and says so. `loaded` is
+/// [`identity_of`] the source directory taken before the version being served was read.
+pub fn watch_in_background<H: Host>(app: Arc<H>, loaded: Option<(u64, u64)>) {
     let spawned = std::thread::Builder::new()
         .name("dossier-watch".into())
         .spawn(move || {
-            if let Err(error) = watch(app) {
+            let watched = std::panic::catch_unwind(AssertUnwindSafe(|| watch_since(app, loaded)))
+                .unwrap_or_else(|panic| Err(WatchError(panic_message(panic.as_ref()))));
+            if let Err(error) = watched {
                 tracing::error!(%error, "hot reload is off; restart to pick up edits");
             }
         });
@@ -157,11 +169,17 @@ pub fn watch_in_background<H: Host>(app: Arc<H>) {
 }
 
 /// Reloads `app` whenever `watch` sees its sources change, on a thread of its own that ends
-/// with the process. Its first reload comes at once: the watch may have begun after some
-/// file was read for the version being served, and an edit in between raised no event.
-/// With the unchanged pages taken from that version by their stamps, a reload that finds
-/// nothing changed reads no page again.
-pub fn reload_on_change<H: Host>(app: Arc<H>, watch: Watch) -> Result<JoinHandle<()>, WatchError> {
+/// with the process. For content, its first reload comes at once: the watch begins after
+/// the version being served was read, and an edit in between raised no event. With the
+/// unchanged pages taken from that version by their stamps, a reload that finds nothing
+/// changed reads no page again. A build is read whole, so it is read again at once only
+/// when the directory is no longer the one `loaded` names (`dossier build` replaces it by
+/// a rename).
+fn reload_on_change<H: Host>(
+    app: Arc<H>,
+    watch: Watch,
+    loaded: Option<(u64, u64)>,
+) -> Result<JoinHandle<()>, WatchError> {
     let Watch {
         mut watcher,
         events,
@@ -173,9 +191,8 @@ pub fn reload_on_change<H: Host>(app: Arc<H>, watch: Watch) -> Result<JoinHandle
     let thread = std::thread::Builder::new()
         .name("dossier-reload".into())
         .spawn(move || {
-            // A build directory is read whole on every reload, and `dossier build` replaces
-            // it by a rename, which the watch on its parent sees.
-            if matches!(app.live_state().source(), live::Source::Content(_)) {
+            let replaced = loaded.is_some() && loaded != watched;
+            if matches!(app.live_state().source(), live::Source::Content(_)) || replaced {
                 reload_changed(&app, "", None);
             }
             // Whether some change may have gone unseen since the last reload (an error, or

@@ -16,6 +16,8 @@
 //! ([`SearchIndex::build_reusing`]): stemming is most of the work, and one edit changes one
 //! page.
 
+// foldhash, not SipHash: only content inserts words; a query only looks up, so there is
+// nothing for a client to flood.
 use foldhash::HashMap;
 use std::sync::Arc;
 

@@ -608,6 +608,7 @@ async fn start_and_serve(args: &ServeArgs) -> Result<(), StartupError> {
         None => load_keys(&args.state).map_err(StartupError::Reported)?,
     };
     let jwks = keys.published_jwks(&config.auth, now);
+    let loaded_identity = reload::identity_of(source.dir());
     let version = live::prepare(&source, &config, &jwks, None).map_err(StartupError::Load)?;
     tracing::info!(
         revision = version.artifacts.revision(),
@@ -723,7 +724,7 @@ async fn start_and_serve(args: &ServeArgs) -> Result<(), StartupError> {
     tokio::spawn(purge_revocations(Arc::clone(&app)));
     key_watch::spawn(Arc::clone(&app), args.state.clone(), shared_keys);
     if !args.no_watch {
-        reload::watch_in_background(Arc::clone(&app));
+        reload::watch_in_background(Arc::clone(&app), loaded_identity);
     }
     // A fixed line on stdout, so scripts and tests can learn the port when --addr ends in :0.
     println!("dossier listening on {scheme}://{local}");

@@ -403,15 +403,18 @@ pub fn exact_bytes(bytes: impl Into<Vec<u8>>) -> Bytes {
     Bytes::from(bytes.into().into_boxed_slice())
 }
 
-/// The largest buffer [`exact_written`] keeps for the next body on its thread: more than any
-/// page, less than what one listing of a large site may need once.
+/// The largest buffer [`exact_written`] keeps for the next body on its thread: more than a
+/// typical page's HTML; a larger one (a very long page, a listing of a large site) is freed
+/// after use, so each compiling thread keeps at most this much.
 const KEPT_BUFFER_BYTES: usize = 1 << 20;
 
 /// Bytes that hold exactly what `write` writes. It writes into a buffer its thread keeps
 /// from one body to the next, so a body costs one allocation of its own size. A fresh,
 /// growing buffer per body was a third of rendering 100,000 pages (`perf`: its reallocations
 /// and the page faults of their fresh memory).
-pub fn exact_written<E>(write: impl FnOnce(&mut Vec<u8>) -> Result<(), E>) -> Result<Bytes, E> {
+pub(crate) fn exact_written<E>(
+    write: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+) -> Result<Bytes, E> {
     thread_local! {
         static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
@@ -843,8 +846,6 @@ mod tests {
         assert_ne!(br.etag, gzip.etag);
     }
 
-    /// A site of 100,000 pages holds 300,000 artifacts: each byte here is 300 KB there. The
-    /// record was 416 bytes with its ETags, cache policy and `Vary` as `HeaderValue`s.
     #[test]
     fn a_written_body_is_exact_and_one_inside_another_is_its_own() {
         let outer = exact_written(|out| {
@@ -891,6 +892,8 @@ mod tests {
         assert_eq!(strong_etag(b"").as_bytes().len(), ETAG_LEN);
     }
 
+    /// A site of 100,000 pages holds 300,000 artifacts: each byte here is 300 KB there. The
+    /// record was 416 bytes with its ETags, cache policy and `Vary` as `HeaderValue`s.
     #[test]
     fn the_artifact_record_stays_small() {
         assert!(std::mem::size_of::<Artifact>() <= 320);

@@ -282,9 +282,13 @@ fn reuse_encodings(
                 return artifact;
             }
             if let Some(before) = previous.and_then(|set| set.get(&artifact.path)) {
-                // Equal strong ETags (144 bits of SHA-256) mean equal bytes, and comparing
-                // them is much cheaper than comparing 100 MB of bodies.
-                if before.compression_tried && before.identity.etag == artifact.identity.etag {
+                // Equal strong ETags (XXH3-128) and lengths mean equal bytes: the bytes are
+                // the site authors', and a chance collision at 128 bits is out of reach.
+                // Comparing them is much cheaper than comparing 100 MB of bodies.
+                if before.compression_tried
+                    && before.identity.etag == artifact.identity.etag
+                    && before.identity.body.len() == artifact.identity.body.len()
+                {
                     let artifact = Arc::make_mut(&mut artifact);
                     artifact.encoded = before.encoded.clone();
                     artifact.compression_tried = true;

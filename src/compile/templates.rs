@@ -194,7 +194,7 @@ impl Templates {
             .map_err(|e| template_error(self.dir.as_deref(), name, &e))
     }
 
-    /// [`Templates::render`] into exactly sized bytes ([`exact_written`]), for a body.
+    /// [`Templates::render`] as a response body: exactly sized `Bytes` ([`exact_written`]).
     pub fn render_body(
         &self,
         name: &'static str,

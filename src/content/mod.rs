@@ -169,17 +169,13 @@ pub fn load_edited(
     let mut page_files: HashMap<String, PathBuf> = HashMap::new();
     let pages_dir = dir.join("pages");
     let listed = list_files(&pages_dir, "md", &mut errors);
-    // Resolved once for all its files; a directory that leads outside is left to the
-    // per-file check, which reports each file.
-    let real_pages_dir = std::fs::canonicalize(&pages_dir)
-        .ok()
-        .filter(|real| real.starts_with(&root));
+    let listed_dir = ListedDir::open(&root, &pages_dir);
     for ReadPage {
         file,
         parsed,
         errors: page_errors,
         stamp,
-    } in read_pages(&root, real_pages_dir.as_deref(), listed, previous)
+    } in read_pages(&root, listed_dir.as_ref(), listed, previous)
     {
         for error in page_errors.0 {
             errors.push(error);
@@ -349,10 +345,11 @@ fn edited_pages(
 
 /// Reads and parses page files on every core (a site may have tens of thousands), keeping
 /// their order so errors are reported in file order. A file unchanged since `previous` is
-/// not read: its page is taken from there.
+/// not read: its page is taken from there. Files are opened by name in `dir`, the pages
+/// directory opened once, when it is inside `root` ([`read_listed_file`]).
 fn read_pages(
     root: &Path,
-    real_dir: Option<&Path>,
+    dir: Option<&ListedDir>,
     files: Vec<PathBuf>,
     previous: Option<(&Site, &PageFiles)>,
 ) -> Vec<ReadPage> {
@@ -366,11 +363,11 @@ fn read_pages(
         let parsed = match unchanged {
             Some(page) => Some((Arc::clone(page), None)),
             None => {
-                let read = match real_dir {
-                    Some(real_dir) => read_listed_file(root, real_dir, &file),
+                let read = match dir {
+                    Some(dir) => read_listed_file(root, dir, &file),
                     None => read_regular_file(root, &file),
                 };
-                text_of(&file, read, &mut errors)
+                text_or_report(&file, read, &mut errors)
                     .and_then(|text| parse_page(&file, &text, &mut errors))
                     .map(|(page, lines)| (Arc::new(page), Some(lines)))
             }
@@ -457,29 +454,59 @@ pub fn read_regular_file(root: &Path, file: &Path) -> Result<Vec<u8>, ReadError>
     read_real_file(&real)
 }
 
-/// [`read_regular_file`] for a file listed in `real_dir`, the canonical path of a directory
-/// inside `root`. Resolving every component of every path again costs a `readlink` each,
-/// a tenth of reading 100,000 pages; the directory was resolved once. A file that is itself
-/// a symbolic link is not opened here (`O_NOFOLLOW`) but resolved and checked as usual.
-fn read_listed_file(root: &Path, real_dir: &Path, file: &Path) -> Result<Vec<u8>, ReadError> {
+/// A directory inside the content root, opened once so that the files listed in it are
+/// opened relative to this handle ([`read_listed_file`]). Resolving every component of every
+/// path again cost a `readlink` each, a tenth of reading 100,000 pages; and a directory
+/// replaced by a link while its files are read changes nothing, since the handle stays on
+/// the directory that was checked.
+struct ListedDir(std::fs::File);
+
+impl ListedDir {
+    /// `dir`, if it resolves inside `root` (canonical). `None` leaves each file to
+    /// [`read_regular_file`]'s own check, which reports it.
+    fn open(root: &Path, dir: &Path) -> Option<ListedDir> {
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+
+        let real = std::fs::canonicalize(dir).ok()?;
+        if !real.starts_with(root) {
+            return None;
+        }
+        let handle = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+            .open(&real)
+            .ok()?;
+        // The handle must be the directory that was resolved, not one swapped in between.
+        let (opened, resolved) = (handle.metadata().ok()?, std::fs::metadata(&real).ok()?);
+        let same = (opened.dev(), opened.ino()) == (resolved.dev(), resolved.ino())
+            && std::fs::canonicalize(&real).ok()? == real;
+        same.then_some(ListedDir(handle))
+    }
+}
+
+/// [`read_regular_file`] for `file`, listed in `dir`: opened by name relative to the
+/// directory's handle, without following a link. A file that is itself a symbolic link is
+/// resolved and checked as usual.
+fn read_listed_file(root: &Path, dir: &ListedDir, file: &Path) -> Result<Vec<u8>, ReadError> {
+    use rustix::fs::{Mode, OFlags};
+
     let Some(name) = file.file_name() else {
         return read_regular_file(root, file);
     };
-    match read_real_file(&real_dir.join(name)) {
-        Err(ReadError::Io(error)) if error.raw_os_error() == Some(libc::ELOOP) => {
-            read_regular_file(root, file)
-        }
-        Err(ReadError::Io(error)) if error.kind() == std::io::ErrorKind::NotFound => {
-            Err(ReadError::Missing)
-        }
-        read => read,
+    let flags =
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::CLOEXEC;
+    match rustix::fs::openat(&dir.0, name, flags, Mode::empty()) {
+        Ok(opened) => read_opened(std::fs::File::from(opened)),
+        // A link (Linux and macOS say ELOOP, the BSDs EMLINK).
+        Err(rustix::io::Errno::LOOP | rustix::io::Errno::MLINK) => read_regular_file(root, file),
+        Err(rustix::io::Errno::NOENT) => Err(ReadError::Missing),
+        Err(error) => Err(ReadError::Io(error.into())),
     }
 }
 
 /// Reads `real`, a path without symbolic links, if it names a regular file of at most
 /// [`MAX_FILE_BYTES`].
 fn read_real_file(real: &Path) -> Result<Vec<u8>, ReadError> {
-    use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
 
     let opened = std::fs::OpenOptions::new()
@@ -487,6 +514,13 @@ fn read_real_file(real: &Path) -> Result<Vec<u8>, ReadError> {
         .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
         .open(real)
         .map_err(ReadError::Io)?;
+    read_opened(opened)
+}
+
+/// Reads `opened` if it is a regular file of at most [`MAX_FILE_BYTES`].
+fn read_opened(opened: std::fs::File) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+
     let metadata = opened.metadata().map_err(ReadError::Io)?;
     if !metadata.is_file() {
         return Err(ReadError::NotRegular);
@@ -507,11 +541,11 @@ fn read_real_file(real: &Path) -> Result<Vec<u8>, ReadError> {
 }
 
 fn read_text(root: &Path, file: &Path, errors: &mut ContentErrors) -> Option<String> {
-    text_of(file, read_regular_file(root, file), errors)
+    text_or_report(file, read_regular_file(root, file), errors)
 }
 
-/// The text of `read`, which read `file`, or `None` with the error reported.
-fn text_of(
+/// `read`'s bytes as UTF-8 text, or `None` after reporting why `file` gave none.
+fn text_or_report(
     file: &Path,
     read: Result<Vec<u8>, ReadError>,
     errors: &mut ContentErrors,
