@@ -49,8 +49,9 @@ pub const MAX_WAIT: Duration = Duration::from_millis(250);
 #[error("cannot watch for changes: {0}")]
 pub struct WatchError(String);
 
-/// (device, inode) of a directory, to notice when it is replaced by another one.
-fn identity(dir: &Path) -> Option<(u64, u64)> {
+/// (device, inode) of a directory, to notice when it is replaced by another one; `serve`
+/// takes it before loading, for [`watch_in_background`].
+pub fn identity(dir: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))
 }
 
@@ -67,7 +68,7 @@ fn relevant(event: &Event, targets: &[PathBuf]) -> bool {
 /// opens, and at that size those events cost the load a fifth of its time and overflow the
 /// queue. An edit made before the watch exists is not lost: the first reload looks at
 /// every file's stamp.
-pub struct Watch {
+struct Watch {
     watcher: notify::RecommendedWatcher,
     events: mpsc::Receiver<notify::Result<Event>>,
     target: PathBuf,
@@ -78,7 +79,7 @@ pub struct Watch {
 
 impl Watch {
     /// Watches `source` (and its parent, to notice it being replaced) and `templates`.
-    pub fn start(source: &Path, templates: Option<&Path>) -> Result<Watch, WatchError> {
+    fn start(source: &Path, templates: Option<&Path>) -> Result<Watch, WatchError> {
         let started = Instant::now();
         let target = std::path::absolute(source).map_err(|e| WatchError(e.to_string()))?;
         let parent = target
@@ -145,14 +146,9 @@ fn watch_since<H: Host>(
     reload_on_change(app, watch, loaded)
 }
 
-/// The (device, inode) of `dir`, to take before loading it for [`watch_in_background`].
-pub fn identity_of(dir: &Path) -> Option<(u64, u64)> {
-    identity(dir)
-}
-
 /// [`watch`] on a thread of its own, so the server answers while the watch is set up. If it
 /// cannot be set up, the server goes on serving what it loaded, and says so. `loaded` is
-/// [`identity_of`] the source directory taken before the version being served was read.
+/// the [`identity`] of the source directory taken before the version being served was read.
 pub fn watch_in_background<H: Host>(app: Arc<H>, loaded: Option<(u64, u64)>) {
     let spawned = std::thread::Builder::new()
         .name("dossier-watch".into())

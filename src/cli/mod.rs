@@ -608,7 +608,7 @@ async fn start_and_serve(args: &ServeArgs) -> Result<(), StartupError> {
         None => load_keys(&args.state).map_err(StartupError::Reported)?,
     };
     let jwks = keys.published_jwks(&config.auth, now);
-    let loaded_identity = reload::identity_of(source.dir());
+    let loaded_identity = reload::identity(source.dir());
     let version = live::prepare(&source, &config, &jwks, None).map_err(StartupError::Load)?;
     tracing::info!(
         revision = version.artifacts.revision(),

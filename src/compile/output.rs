@@ -586,7 +586,8 @@ mod tests {
     }
 
     /// A build read back serves what was written (cache policy and `Vary` included); a
-    /// manifest edited to another `Cache-Control` or `Vary` is refused, naming the entry.
+    /// manifest edited to another `Cache-Control` or `Vary` is refused, naming the entry, and
+    /// one of another format asks for a rebuild.
     #[test]
     fn a_manifest_of_another_format_or_with_headers_this_dossier_never_writes_is_refused() {
         let site =

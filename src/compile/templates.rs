@@ -188,9 +188,8 @@ impl Templates {
         name: &'static str,
         context: minijinja::Value,
     ) -> Result<String, CompileError> {
-        self.environment
-            .get_template(name)
-            .and_then(|template| template.render(context))
+        self.template(name)?
+            .render(context)
             .map_err(|e| template_error(self.dir.as_deref(), name, &e))
     }
 
@@ -200,16 +199,19 @@ impl Templates {
         name: &'static str,
         context: minijinja::Value,
     ) -> Result<Bytes, CompileError> {
-        let template = self
-            .environment
-            .get_template(name)
-            .map_err(|e| template_error(self.dir.as_deref(), name, &e))?;
+        let template = self.template(name)?;
         exact_written(|out| {
             template
                 .render_captured_to(context, out)
                 .map(drop)
                 .map_err(|e| template_error(self.dir.as_deref(), name, &e))
         })
+    }
+
+    fn template(&self, name: &'static str) -> Result<minijinja::Template<'_, '_>, CompileError> {
+        self.environment
+            .get_template(name)
+            .map_err(|e| template_error(self.dir.as_deref(), name, &e))
     }
 }
 
