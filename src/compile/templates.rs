@@ -113,6 +113,27 @@ fn linkify(text: &str) -> String {
     out
 }
 
+/// The `place` filter. Every page's footer shows the headquarters' place, the same address
+/// each time: the last one seen on this thread is kept, so it is read out of the template
+/// value once rather than once per page.
+fn place(value: minijinja::Value) -> Result<String, minijinja::Error> {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(minijinja::Value, String)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    LAST.with_borrow_mut(|last| {
+        if let Some((seen, place)) = last.as_ref() {
+            if *seen == value {
+                return Ok(place.clone());
+            }
+        }
+        let address = <minijinja::value::ViaDeserialize<crate::content::model::Address> as minijinja::value::ArgType>::from_value(Some(&value))?;
+        let place = address.0.place();
+        *last = Some((value, place.clone()));
+        Ok(place)
+    })
+}
+
 impl Templates {
     /// The defaults, with any file in `dir` taking the place of its namesake.
     pub fn load(dir: Option<&Path>) -> Result<Templates, CompileError> {
@@ -126,12 +147,17 @@ impl Templates {
             },
         );
         // `{{ headquarters | place }}`: locality, region and country, as a fact line.
-        environment.add_filter(
-            "place",
-            |address: minijinja::value::ViaDeserialize<crate::content::model::Address>| {
-                address.0.place()
-            },
-        );
+        environment.add_filter("place", place);
+        // As minijinja's own `safe`, except that text already marked safe is passed on
+        // instead of copied twice: every page's body goes through `body_html | safe`.
+        environment.add_filter("safe", |value: minijinja::Value| {
+            if value.is_safe() {
+                Ok(value)
+            } else {
+                let text = <String as minijinja::value::ArgType>::from_value(Some(&value))?;
+                Ok::<_, minijinja::Error>(minijinja::Value::from_safe_string(text))
+            }
+        });
         environment.add_filter("breakable", |text: &str| {
             minijinja::Value::from_safe_string(breakable(text))
         });

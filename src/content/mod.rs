@@ -180,7 +180,7 @@ pub fn load_edited(
         for error in page_errors.0 {
             errors.push(error);
         }
-        let Some((page, lines)) = parsed else {
+        let Some(page) = parsed else {
             continue;
         };
         let mut problems = Problems::default();
@@ -221,14 +221,14 @@ pub fn load_edited(
             }
         }
         if !problems.0.is_empty() {
-            // A page taken from the previous site has no field lines; a problem with it
-            // (its division was removed, say) is rare enough to read the file again.
-            let lines = match lines {
-                Some(lines) => Some(lines),
-                None => read_text(&root, &file, &mut errors)
-                    .and_then(|text| parse_page(&file, &text, &mut errors))
-                    .map(|(_, lines)| lines),
-            };
+            // The lines of a page's fields are only needed for a problem, which is rare
+            // enough to read the file again: working them out for every page was a tenth
+            // of reading 100,000 of them.
+            let lines = read_text(&root, &file, &mut errors).and_then(|text| {
+                front_matter::split(&text)
+                    .ok()
+                    .map(|split| FieldLines::from_toml(split.front_matter, split.front_matter_line))
+            });
             if let Some(lines) = lines {
                 report(&file, &lines, problems, &mut errors);
             }
@@ -267,8 +267,8 @@ pub fn load_edited(
 /// One page file: what it holds, or why not.
 struct ReadPage {
     file: PathBuf,
-    /// The page, with the lines of its fields when the file was read this time.
-    parsed: Option<(Arc<Page>, Option<FieldLines>)>,
+    /// The page, if it is one.
+    parsed: Option<Arc<Page>>,
     errors: ContentErrors,
     /// The file's stamp, when settled enough to be trusted next time.
     stamp: Option<FileStamp>,
@@ -312,7 +312,7 @@ fn edited_pages(
         let position = known?;
         let mut errors = ContentErrors::default();
         let text = read_text(&root, &file, &mut errors)?;
-        let (page, _) = parse_page(&file, &text, &mut errors)?;
+        let page = parse_page(&file, &text, &mut errors)?;
         let before = site.pages.get(position)?;
         // The same slug, order and title keep the page's place and its slug unique; its
         // division must still be one of the site's.
@@ -356,20 +356,34 @@ fn read_pages(
     let now = std::time::SystemTime::now();
     crate::parallel::map(files, |file| {
         let mut errors = ContentErrors::default();
-        let stamp = FileStamp::settled(&file, now);
+        // A reload looks at each file's stamp first, to skip the unchanged ones. A first
+        // load reads every file anyway, and takes the stamp from the opened file.
+        let (stamp, read) = match (previous, dir) {
+            (None, Some(dir)) => match read_listed_file(root, dir, &file) {
+                Ok((bytes, metadata)) => {
+                    let stamp = match metadata {
+                        Some(metadata) => FileStamp::of(&metadata, now),
+                        None => FileStamp::settled(&file, now),
+                    };
+                    (stamp, Some(Ok(bytes)))
+                }
+                Err(error) => (None, Some(Err(error))),
+            },
+            _ => (FileStamp::settled(&file, now), None),
+        };
         let unchanged = stamp
             .zip(previous)
             .and_then(|(stamp, (site, files))| files.unchanged(site, &file, stamp));
         let parsed = match unchanged {
-            Some(page) => Some((Arc::clone(page), None)),
+            Some(page) => Some(Arc::clone(page)),
             None => {
-                let read = match dir {
-                    Some(dir) => read_listed_file(root, dir, &file),
+                let read = read.unwrap_or_else(|| match dir {
+                    Some(dir) => read_listed_file(root, dir, &file).map(|(bytes, _)| bytes),
                     None => read_regular_file(root, &file),
-                };
+                });
                 text_or_report(&file, read, &mut errors)
                     .and_then(|text| parse_page(&file, &text, &mut errors))
-                    .map(|(page, lines)| (Arc::new(page), Some(lines)))
+                    .map(Arc::new)
             }
         };
         ReadPage {
@@ -487,18 +501,29 @@ impl ListedDir {
 /// [`read_regular_file`] for `file`, listed in `dir`: opened by name relative to the
 /// directory's handle, without following a link. A file that is itself a symbolic link is
 /// resolved and checked as usual.
-fn read_listed_file(root: &Path, dir: &ListedDir, file: &Path) -> Result<Vec<u8>, ReadError> {
+///
+/// With the bytes comes what the opened file said of itself before it was read, when it was
+/// opened here (not through a link): the stamp of a first load is taken from it, which
+/// saves looking the path up a second time.
+fn read_listed_file(
+    root: &Path,
+    dir: &ListedDir,
+    file: &Path,
+) -> Result<(Vec<u8>, Option<std::fs::Metadata>), ReadError> {
     use rustix::fs::{Mode, OFlags};
 
     let Some(name) = file.file_name() else {
-        return read_regular_file(root, file);
+        return read_regular_file(root, file).map(|bytes| (bytes, None));
     };
     let flags =
         OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::NOCTTY | OFlags::CLOEXEC;
     match rustix::fs::openat(&dir.0, name, flags, Mode::empty()) {
-        Ok(opened) => read_opened(std::fs::File::from(opened)),
+        Ok(opened) => read_opened(std::fs::File::from(opened))
+            .map(|(bytes, metadata)| (bytes, Some(metadata))),
         // A link (Linux and macOS say ELOOP, the BSDs EMLINK).
-        Err(rustix::io::Errno::LOOP | rustix::io::Errno::MLINK) => read_regular_file(root, file),
+        Err(rustix::io::Errno::LOOP | rustix::io::Errno::MLINK) => {
+            read_regular_file(root, file).map(|bytes| (bytes, None))
+        }
         Err(rustix::io::Errno::NOENT) => Err(ReadError::Missing),
         Err(error) => Err(ReadError::Io(error.into())),
     }
@@ -514,11 +539,12 @@ fn read_real_file(real: &Path) -> Result<Vec<u8>, ReadError> {
         .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
         .open(real)
         .map_err(ReadError::Io)?;
-    read_opened(opened)
+    read_opened(opened).map(|(bytes, _)| bytes)
 }
 
-/// Reads `opened` if it is a regular file of at most [`MAX_FILE_BYTES`].
-fn read_opened(opened: std::fs::File) -> Result<Vec<u8>, ReadError> {
+/// Reads `opened` if it is a regular file of at most [`MAX_FILE_BYTES`], with its metadata
+/// from before the read.
+fn read_opened(opened: std::fs::File) -> Result<(Vec<u8>, std::fs::Metadata), ReadError> {
     use std::io::Read;
 
     let metadata = opened.metadata().map_err(ReadError::Io)?;
@@ -537,7 +563,7 @@ fn read_opened(opened: std::fs::File) -> Result<Vec<u8>, ReadError> {
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(ReadError::TooLarge(bytes.len() as u64));
     }
-    Ok(bytes)
+    Ok((bytes, metadata))
 }
 
 fn read_text(root: &Path, file: &Path, errors: &mut ContentErrors) -> Option<String> {
@@ -626,7 +652,7 @@ fn missing_field(object: &str, message: &str) -> Option<(Option<String>, String)
 }
 
 /// Parses a page: front matter, field rules, and the body.
-fn parse_page(file: &Path, text: &str, errors: &mut ContentErrors) -> Option<(Page, FieldLines)> {
+fn parse_page(file: &Path, text: &str, errors: &mut ContentErrors) -> Option<Page> {
     let split = match front_matter::split(text) {
         Ok(split) => split,
         Err(problem) => {
@@ -634,7 +660,7 @@ fn parse_page(file: &Path, text: &str, errors: &mut ContentErrors) -> Option<(Pa
             return None;
         }
     };
-    let lines = FieldLines::from_toml(split.front_matter, split.front_matter_line);
+    let lines = || FieldLines::from_toml(split.front_matter, split.front_matter_line);
     let parsed: Result<PageFrontMatter, _> = toml::de::Deserializer::parse(split.front_matter)
         .map_err(|e| (String::new(), e))
         .and_then(|deserializer| {
@@ -657,7 +683,7 @@ fn parse_page(file: &Path, text: &str, errors: &mut ContentErrors) -> Option<(Pa
             errors.push(match missing_field(&field_name(&path), message) {
                 Some((object, missing)) => ContentError::at(
                     file,
-                    object.map_or(split.front_matter_line, |object| lines.line_of(&object)),
+                    object.map_or(split.front_matter_line, |object| lines().line_of(&object)),
                     missing,
                     MISSING_FIELD,
                 ),
@@ -698,6 +724,7 @@ fn parse_page(file: &Path, text: &str, errors: &mut ContentErrors) -> Option<(Pa
     }
     if !problems.0.is_empty() {
         let body_line = body_problem_line;
+        let lines = lines();
         let lines_for_body = |field: &str| {
             if field == "body" {
                 body_line
@@ -725,7 +752,7 @@ fn parse_page(file: &Path, text: &str, errors: &mut ContentErrors) -> Option<(Pa
         body_markdown: split.body.trim_start_matches(['\n', '\r']).into(),
         order: front.order,
     };
-    Some((page, lines))
+    Some(page)
 }
 
 /// Deepest nesting of block quotes and lists a page may use. Real pages stay under ten;

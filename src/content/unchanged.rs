@@ -37,7 +37,11 @@ pub(super) struct FileStamp {
 impl FileStamp {
     /// The stamp of what `path` names (links followed), if it can be read and has settled.
     pub(super) fn settled(path: &Path, now: SystemTime) -> Option<FileStamp> {
-        let metadata = std::fs::metadata(path).ok()?;
+        FileStamp::of(&std::fs::metadata(path).ok()?, now)
+    }
+
+    /// The stamp `metadata` gives, if it has settled.
+    pub(super) fn of(metadata: &std::fs::Metadata, now: SystemTime) -> Option<FileStamp> {
         let nanos =
             |seconds: i64, nanos: i64| seconds.saturating_mul(1_000_000_000).saturating_add(nanos);
         let stamp = FileStamp {

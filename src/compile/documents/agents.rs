@@ -50,10 +50,8 @@ fn llms_txt(input: &CompileInput<'_>) -> Artifact {
         pages::division_links(input)
     ));
     if site.pages.len() <= LLMS_INLINE_PAGES {
-        text.push_str(&format!(
-            "\n## Pages\n\n{}",
-            pages::page_links(input, site.pages.iter().map(|page| &**page))
-        ));
+        text.push_str("\n## Pages\n\n");
+        pages::push_page_links(&mut text, input, site.pages.iter().map(|page| &**page));
     } else {
         // Too many to read in one go: each division's pages are in its own llms.txt.
         text.push_str("\n## Pages by division\n\n");
@@ -71,10 +69,12 @@ fn llms_txt(input: &CompileInput<'_>) -> Artifact {
             .filter(|p| p.division.is_none())
             .collect();
         if !loose.is_empty() {
-            text.push_str(&format!(
-                "\n## Other pages\n\n{}",
-                pages::page_links(input, loose.iter().take(LLMS_INLINE_PAGES).copied())
-            ));
+            text.push_str("\n## Other pages\n\n");
+            pages::push_page_links(
+                &mut text,
+                input,
+                loose.iter().take(LLMS_INLINE_PAGES).copied(),
+            );
         }
         if loose.len() > LLMS_INLINE_PAGES {
             text.push_str(&format!(
@@ -127,7 +127,8 @@ fn division_llms_txts(input: &CompileInput<'_>) -> Vec<Artifact> {
                 .filter(|p| p.division.as_deref() == Some(division.id.as_str()))
                 .collect();
             if !pages.is_empty() {
-                text.push_str(&format!("\n## Pages\n\n{}", pages::page_links(input, pages)));
+                text.push_str("\n## Pages\n\n");
+                pages::push_page_links(&mut text, input, pages);
             }
             Artifact::new(division_llms_path(&division.id), TEXT, CachePolicy::Content, text)
         })
