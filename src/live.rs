@@ -238,11 +238,16 @@ pub fn prepare_edited(
             std::thread::scope(|scope| {
                 let readers = scope.spawn(|| {
                     let started = std::time::Instant::now();
-                    let model = Arc::new(ReadModel::build_reusing(
-                        Arc::clone(&site),
-                        &config.base_url,
-                        previous_model,
-                    ));
+                    // A first load's search index waits until the version is made
+                    // (`build_search_later` below); an edit's is patched from the last.
+                    let model = Arc::new(match previous_model {
+                        Some(previous) => ReadModel::build_reusing(
+                            Arc::clone(&site),
+                            &config.base_url,
+                            Some(previous),
+                        ),
+                        None => ReadModel::deferred(Arc::clone(&site), &config.base_url),
+                    });
                     let mcp = Prepared::build(Arc::clone(&model));
                     tracing::debug!(
                         ms = started.elapsed().as_millis() as u64,
@@ -265,6 +270,7 @@ pub fn prepare_edited(
                         "building the read model panicked (a bug: the log above says where)".into(),
                     )
                 })?;
+                ReadModel::build_search_later(&model);
                 Ok(Version {
                     artifacts: Arc::new(artifacts),
                     model,
@@ -275,7 +281,8 @@ pub fn prepare_edited(
         }
         Source::Build(dir) => {
             let (artifacts, site) = load_build(dir, config, jwks)?;
-            let model = Arc::new(ReadModel::build(Arc::new(site), &config.base_url));
+            let model = Arc::new(ReadModel::deferred(Arc::new(site), &config.base_url));
+            ReadModel::build_search_later(&model);
             Ok(Version {
                 artifacts: Arc::new(artifacts),
                 mcp: Arc::new(Prepared::build(Arc::clone(&model))),

@@ -620,18 +620,20 @@ async fn start_and_serve(args: &ServeArgs) -> Result<(), StartupError> {
     // Broken links are the author's to fix, not a reason to keep the site down: warnings,
     // as in `build`; `check` makes them errors. Reported beside the serving, which need
     // not wait for them.
-    // The thread holds the served paths, not the artifacts: their heap bodies must be free
-    // to go once the spool has them.
+    // The thread keeps the served paths, not the artifacts: their heap bodies must be free
+    // to go once the spool has them. It lists them itself, since the first answer need
+    // not wait for 300,000 paths to be copied.
     if let Source::Content(dir) = &source {
         let (model, dir) = (Arc::clone(&version.model), dir.clone());
-        let served: std::collections::BTreeSet<String> = version
-            .artifacts
-            .iter()
-            .map(|artifact| artifact.path.clone())
-            .collect();
+        let artifacts = Arc::clone(&version.artifacts);
         let spawned = std::thread::Builder::new()
             .name("dossier-links".into())
             .spawn(move || {
+                let served: std::collections::BTreeSet<String> = artifacts
+                    .iter()
+                    .map(|artifact| artifact.path.clone())
+                    .collect();
+                drop(artifacts);
                 for line in crate::links::report(model.site(), &served, &dir) {
                     tracing::warn!("{line}");
                 }

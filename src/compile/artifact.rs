@@ -483,8 +483,10 @@ pub struct ArtifactSet {
     changes_rehomed: bool,
 }
 
-type HashMap<K, V> = std::collections::HashMap<K, V>;
-type HashSet<T> = std::collections::HashSet<T>;
+// foldhash, not SipHash: only compiling inserts paths; a request only looks one up, so
+// there is nothing for a client to flood, and a lookup is every request's first step.
+type HashMap<K, V> = foldhash::HashMap<K, V>;
+type HashSet<T> = foldhash::HashSet<T>;
 
 /// An artifact in a set's base, hashed and compared by its path, and found by it (`Borrow`):
 /// the path is held once, in the artifact, instead of again as a map's key. At 100,000
@@ -540,7 +542,7 @@ impl ArtifactSet {
     /// A set of artifacts already shared (for swapping in compressed variants).
     pub fn from_shared(artifacts: Vec<Arc<Artifact>>) -> Self {
         let mut digest = [0; 16];
-        let mut base = HashSet::with_capacity(artifacts.len());
+        let mut base = HashSet::with_capacity_and_hasher(artifacts.len(), Default::default());
         for artifact in artifacts {
             xor_into(&mut digest, entry_digest(&artifact));
             if let Some(ByPath(before)) = base.replace(ByPath(artifact)) {
@@ -550,7 +552,7 @@ impl ArtifactSet {
         ArtifactSet {
             len: base.len(),
             base: Arc::new(base),
-            changes: HashMap::new(),
+            changes: HashMap::default(),
             revision: revision_text(&digest),
             digest,
             base_rehomed: false,

@@ -402,31 +402,42 @@ fn list_files(dir: &Path, extension: &str, errors: &mut ContentErrors) -> Vec<Pa
     if !dir.exists() {
         return Vec::new();
     }
-    let mut files = Vec::new();
-    let walker = walkdir::WalkDir::new(dir)
-        .min_depth(1)
-        .max_depth(1)
-        .sort_by_file_name();
-    for entry in walker {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(error) => {
-                errors.push(ContentError::whole_file(
-                    error.path().unwrap_or(dir),
-                    format!("cannot read: {error}"),
-                ));
-                continue;
+    // Names and types as the directory lists them (no `stat` per entry), sorted once.
+    let mut entries: Vec<(std::ffi::OsString, Option<std::fs::FileType>)> = Vec::new();
+    match std::fs::read_dir(dir) {
+        Ok(listing) => {
+            for entry in listing {
+                match entry {
+                    Ok(entry) => entries.push((entry.file_name(), entry.file_type().ok())),
+                    Err(error) => {
+                        errors.push(ContentError::whole_file(
+                            dir,
+                            format!("cannot read: {error}"),
+                        ));
+                        break;
+                    }
+                }
             }
-        };
-        let name = entry.file_name().to_string_lossy();
-        if name.starts_with('.') || name.ends_with('~') {
+        }
+        Err(error) => {
+            errors.push(ContentError::whole_file(
+                dir,
+                format!("cannot read: {error}"),
+            ));
+        }
+    }
+    entries.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+    let mut files = Vec::with_capacity(entries.len());
+    for (name, file_type) in entries {
+        let text = name.to_string_lossy();
+        if text.starts_with('.') || text.ends_with('~') {
             continue;
         }
-        let path = entry.path();
+        let path = dir.join(&name);
         // A link is listed like the file it names; reading it checks where it leads.
-        let is_file_or_link = entry.file_type().is_file() || entry.file_type().is_symlink();
+        let is_file_or_link = file_type.is_some_and(|t| t.is_file() || t.is_symlink());
         if path.extension().and_then(|e| e.to_str()) == Some(extension) && is_file_or_link {
-            files.push(path.to_path_buf());
+            files.push(path);
         } else {
             errors.push(ContentError::whole_file(
                 path,
@@ -772,13 +783,17 @@ fn deepest_nesting(body: &str) -> Option<(usize, usize)> {
 fn nesting_depth(line: &str) -> usize {
     let bytes = line.as_bytes();
     // `* * * *` and `- - - -` alone on a line are a thematic break, not nested lists.
-    let marks: Vec<u8> = bytes
-        .iter()
-        .copied()
-        .filter(|b| !b" \t".contains(b))
-        .collect();
-    if marks.len() >= 3 && marks.iter().all(|b| *b == marks[0]) && b"-*_".contains(&marks[0]) {
-        return 0;
+    // Checked without collecting the marks: this runs for every line of every page.
+    let mut marks = bytes.iter().filter(|b| !b" \t".contains(b));
+    if let Some(first) = marks.next().filter(|first| b"-*_".contains(first)) {
+        let mut count = 1;
+        if marks.all(|mark| {
+            count += 1;
+            mark == first
+        }) && count >= 3
+        {
+            return 0;
+        }
     }
     let mut depth = 0;
     let mut at = 0;
@@ -843,5 +858,29 @@ fn without_location(message: &str) -> String {
     match message.rfind(" at line ") {
         Some(cut) => message[..cut].to_string(),
         None => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nesting_depth;
+
+    #[test]
+    fn nesting_counts_markers_but_not_thematic_breaks() {
+        for (line, depth) in [
+            ("plain text", 0),
+            ("> > > quoted", 3),
+            ("- - item", 2),
+            ("  1. 2) item", 2),
+            // Three or more of one mark alone on a line are a thematic break.
+            ("* * * *", 0),
+            ("- - -", 0),
+            ("___", 0),
+            ("- -", 2),
+            ("- * -", 3),
+            ("- - - x", 3),
+        ] {
+            assert_eq!(nesting_depth(line), depth, "{line:?}");
+        }
     }
 }

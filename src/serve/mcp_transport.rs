@@ -4,6 +4,7 @@
 //! answer).
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use hyper::header::{HeaderMap, HeaderName, ACCEPT, CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN};
@@ -166,6 +167,12 @@ pub(super) async fn mcp_post<B: RequestBody>(
     };
     let client = app.proxies.client_address(peer, &parts.headers);
     let admit_search = || app.admit_search(client);
+    // Any call may be a search: in the moments after a start, while the search index is
+    // built, calls wait for it.
+    if !app.live().model.search_is_ready() {
+        let model = Arc::clone(&app.live().model);
+        model.search_ready().await;
+    }
     let answer = mcp::handle(
         &app.live().mcp,
         &headers,

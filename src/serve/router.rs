@@ -9,6 +9,7 @@
 //! body, the store or the MCP core go on to [`answer_waiting`].
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -63,6 +64,9 @@ enum WaitFor {
     Core(Core),
     /// A computed read whose parameters come in the POST body.
     PostedRead(Computed),
+    /// A search that came before the search index was ready (in the moments after a
+    /// start: [`crate::read_model::ReadModel::build_search_later`]).
+    SearchIndex(Computed),
 }
 
 /// A request routed to an endpoint whose answer waits.
@@ -277,6 +281,12 @@ fn decide<B>(
                 unauthorized,
             };
         }
+        if computed.rate_limited && !live.model.search_is_ready() {
+            return Decision::Wait {
+                wait_for: WaitFor::SearchIndex(computed),
+                unauthorized,
+            };
+        }
         return Decision::Respond(computed_answer(
             (computed.read)(&live.model, query, request.headers()),
             request.headers(),
@@ -328,6 +338,15 @@ pub(super) async fn answer_waiting<B: RequestBody>(
         (Some(description), _) => mcp_unauthorized(app, request, description).await,
         (None, WaitFor::Core(core)) => answer_later(app, peer, request, core).await,
         (None, WaitFor::PostedRead(computed)) => posted_read(app, request, computed).await,
+        (None, WaitFor::SearchIndex(computed)) => {
+            let model = Arc::clone(&app.live().model);
+            model.search_ready().await;
+            let live = app.live();
+            computed_answer(
+                (computed.read)(&live.model, request.uri().query(), request.headers()),
+                request.headers(),
+            )
+        }
     };
     reply::finish(response)
 }
@@ -371,6 +390,8 @@ async fn posted_read<B: RequestBody>(
     if let Err(refused) = query::check_size(Some(&query)) {
         return reply::error(refused.status(), "invalid_request", &refused.to_string());
     }
+    let model = Arc::clone(&app.live().model);
+    model.search_ready().await;
     let live = app.live();
     computed_answer(
         (computed.read)(&live.model, Some(&query), &parts.headers),
@@ -589,6 +610,13 @@ mod tests {
     const BASE: &str = "http://127.0.0.1:8080";
 
     fn app(state: &std::path::Path) -> App {
+        app_of(
+            state,
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content"),
+        )
+    }
+
+    fn app_of(state: &std::path::Path, content: &std::path::Path) -> App {
         let config = SiteConfig {
             limits: crate::config::Limits::default(),
             base_url: BaseUrl::parse(BASE).unwrap(),
@@ -598,8 +626,7 @@ mod tests {
         };
         let now = crate::clock::unix_seconds(SystemClock.now());
         let keys = Keyring::generate(now).unwrap();
-        let source =
-            Source::Content(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content"));
+        let source = Source::Content(content.to_path_buf());
         let jwks = keys.published_jwks(&config.auth, now);
         let version = live::prepare(&source, &config, &jwks, None).unwrap();
         let auth = AuthService::new(
@@ -846,6 +873,52 @@ mod tests {
                     "{rule}: JSON ends with a newline"
                 );
             }
+        }
+    }
+
+    /// Searches that come while a start's search index is still being built
+    /// ([`crate::read_model::ReadModel::build_search_later`]) wait for it, then answer as
+    /// any other search: by URL, by POST and through MCP.
+    #[tokio::test]
+    async fn searches_made_while_the_index_is_built_wait_for_it() {
+        let state = tempfile::tempdir().unwrap();
+        let content = tempfile::tempdir().unwrap();
+        let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content");
+        for dir in ["", "divisions", "pages"] {
+            std::fs::create_dir_all(content.path().join(dir)).unwrap();
+            for entry in std::fs::read_dir(sample.join(dir)).unwrap() {
+                let entry = entry.unwrap();
+                if entry.file_type().unwrap().is_file() {
+                    std::fs::copy(
+                        entry.path(),
+                        content.path().join(dir).join(entry.file_name()),
+                    )
+                    .unwrap();
+                }
+            }
+        }
+        // Enough pages that indexing them takes a moment after the version is made.
+        for n in 0..3000 {
+            std::fs::write(
+                content.path().join(format!("pages/extra-{n}.md")),
+                format!("+++\ntitle = \"Extra {n}\"\nsummary = \"Filler page {n}.\"\n+++\n\nWater, air and soil sensors, batch {n}.\n"),
+            )
+            .unwrap();
+        }
+        let app = app_of(state.path(), content.path());
+        let search = send(&app, request("GET", "/api/search?q=calibration", &[], "")).await;
+        let form = [("content-type", "application/x-www-form-urlencoded")];
+        let asked = send(&app, request("POST", "/ask", &form, "query=calibration")).await;
+        let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search_company_info","arguments":{"query":"calibration"}}}"#;
+        let mcp = send(&app, request("POST", "/mcp", &MCP_JSON, call)).await;
+        assert!(app.live().model.search_is_ready());
+        for (what, answer) in [("GET", &search), ("POST /ask", &asked), ("MCP", &mcp)] {
+            assert_eq!(answer.status, 200, "{what}: {}", answer.body);
+            assert!(
+                answer.body.contains("quality-and-accreditation"),
+                "{what}: the calibration page is not among the results: {}",
+                answer.body
+            );
         }
     }
 
