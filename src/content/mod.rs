@@ -354,7 +354,7 @@ fn read_pages(
     previous: Option<(&Site, &PageFiles)>,
 ) -> Vec<ReadPage> {
     let now = std::time::SystemTime::now();
-    crate::parallel::map(files, |file| {
+    crate::parallel::map_reading(files, |file| {
         let mut errors = ContentErrors::default();
         // A reload looks at each file's stamp first, to skip the unchanged ones. A first
         // load reads every file anyway, and takes the stamp from the opened file.
