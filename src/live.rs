@@ -238,15 +238,15 @@ pub fn prepare_edited(
             std::thread::scope(|scope| {
                 let readers = scope.spawn(|| {
                     let started = std::time::Instant::now();
-                    // A first load's search index waits until the version is made
-                    // (`build_search_later` below); an edit's is patched from the last.
+                    // A first load's search index is built once the rest of the version
+                    // is made (below); a reload's is patched from the last one.
                     let model = Arc::new(match previous_model {
-                        Some(previous) => ReadModel::build_reusing(
-                            Arc::clone(&site),
-                            &config.base_url,
-                            Some(previous),
-                        ),
-                        None => ReadModel::deferred(Arc::clone(&site), &config.base_url),
+                        Some(previous) => {
+                            ReadModel::build_reusing(Arc::clone(&site), &config.base_url, previous)
+                        }
+                        None => {
+                            ReadModel::without_search_index(Arc::clone(&site), &config.base_url)
+                        }
                     });
                     let mcp = Prepared::build(Arc::clone(&model));
                     tracing::debug!(
@@ -270,7 +270,7 @@ pub fn prepare_edited(
                         "building the read model panicked (a bug: the log above says where)".into(),
                     )
                 })?;
-                ReadModel::build_search_later(&model);
+                ReadModel::build_search_index_in_background(&model);
                 Ok(Version {
                     artifacts: Arc::new(artifacts),
                     model,
@@ -281,8 +281,18 @@ pub fn prepare_edited(
         }
         Source::Build(dir) => {
             let (artifacts, site) = load_build(dir, config, jwks)?;
-            let model = Arc::new(ReadModel::deferred(Arc::new(site), &config.base_url));
-            ReadModel::build_search_later(&model);
+            // At a start the index is built once the version is made; a reload (a new
+            // build, a key rotation) builds it here, off the request path, so only a
+            // start's searches ever wait for it.
+            let model = match previous {
+                None => {
+                    let model = ReadModel::without_search_index(Arc::new(site), &config.base_url);
+                    let model = Arc::new(model);
+                    ReadModel::build_search_index_in_background(&model);
+                    model
+                }
+                Some(_) => Arc::new(ReadModel::build(Arc::new(site), &config.base_url)),
+            };
             Ok(Version {
                 artifacts: Arc::new(artifacts),
                 mcp: Arc::new(Prepared::build(Arc::clone(&model))),

@@ -1,7 +1,7 @@
-//! One helper for the compile pipeline's parallel steps (reading pages, rendering pages and
-//! their JSON documents, compressing artifacts): an order-preserving map over all cores. A
-//! site may have tens of thousands of pages, and the machine has few cores; plain scoped
-//! threads are enough.
+//! The compile pipeline's parallel steps (reading pages, rendering pages and their JSON
+//! documents, compressing artifacts): an order-preserving map over all cores ([`map`]), and
+//! one with more threads for reading files ([`map_reading`]). A site may have tens of
+//! thousands of pages, and the machine has few cores; plain scoped threads are enough.
 //!
 //! Reading files ([`map_reading`]) uses more threads than cores, so that while one waits
 //! for the disk the cores still parse. With a tenth of 100,000 page files out of the page

@@ -1,11 +1,17 @@
 //! The read model: what every reader of one content revision answers from (the site, the
-//! public origin its URLs use, and the search index over it), built once per revision and
+//! public origin its URLs use, and the search index over it), made once per revision and
 //! owned by the live version.
 //!
 //! MCP, the computed reads of the REST API (`/api/company?cursor=`, `/api/search`) and the
 //! pages all read the same model, so a search through MCP and one through `/api/search`
 //! can never see two different indexes, and neither protocol owns the data the other
 //! serves.
+//!
+//! A model made without a previous one (a start, or each version of `serve --from`) gets
+//! its search index on a thread of its own ([`ReadModel::build_search_index_in_background`]),
+//! started once the rest of the version is made: at 100,000 pages the index was a seventh of
+//! the CPU a start took before its first answer, and only searches need it. A search that
+//! comes sooner awaits it ([`ReadModel::wait_for_search_index`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -15,67 +21,57 @@ use crate::content::Site;
 use crate::search::SearchIndex;
 
 /// The site of one content revision, its origin and its search index.
-///
-/// The index of a first load is built after the version is served
-/// ([`ReadModel::deferred`]): at 100,000 pages it was a seventh of the CPU a start took
-/// before the first answer, and only searches need it. A search that comes before it is
-/// ready waits for it ([`ReadModel::search_ready`]), and [`ReadModel::search`] builds it
-/// itself if nothing else has, so no reader can miss it.
 pub struct ReadModel {
     site: Arc<Site>,
     base: BaseUrl,
     search: OnceLock<SearchIndex>,
-    /// Whether a thread is building the index ([`ReadModel::build_search_later`]).
+    /// Whether a thread is building the index.
     building: AtomicBool,
     /// Wakes the searches waiting for that thread.
-    ready: tokio::sync::Notify,
+    built: tokio::sync::Notify,
 }
 
 impl ReadModel {
     /// The model of `site`, served at `base`, with its search index.
     pub fn build(site: Arc<Site>, base: &BaseUrl) -> ReadModel {
-        ReadModel::build_reusing(site, base, None)
+        let model = ReadModel::without_search_index(site, base);
+        model.search();
+        model
     }
 
-    /// [`ReadModel::build`], reusing what it can of `previous` (the model of the version
-    /// being replaced): the search terms of unchanged pages.
-    pub fn build_reusing(
-        site: Arc<Site>,
-        base: &BaseUrl,
-        previous: Option<&ReadModel>,
-    ) -> ReadModel {
+    /// The model of `site`, its search index patched from `previous` (the model of the
+    /// version being replaced) where the pages are the same: an edit restems only what it
+    /// changed.
+    pub fn build_reusing(site: Arc<Site>, base: &BaseUrl, previous: &ReadModel) -> ReadModel {
         // Terms from another origin would carry its URLs in their items; only reuse
         // same-origin ones.
-        let earlier = previous
-            .filter(|previous| previous.base == *base)
-            .map(|previous| (previous.site.as_ref(), previous.search()));
+        let earlier = (previous.base == *base).then(|| (previous.site.as_ref(), previous.search()));
         // An edit of pages in place patches the index; anything else builds it again,
         // reusing the stems of unchanged pages.
         let search = earlier
             .and_then(|(before, index)| index.patched(before, &site, base.as_str()))
             .unwrap_or_else(|| SearchIndex::build_reusing(&site, base.as_str(), earlier));
-        let model = ReadModel::deferred(site, base);
+        let model = ReadModel::without_search_index(site, base);
         let _ = model.search.set(search);
         model
     }
 
-    /// The model of `site` without its search index yet: [`ReadModel::build_search_later`]
-    /// builds it on a thread of its own.
-    pub fn deferred(site: Arc<Site>, base: &BaseUrl) -> ReadModel {
+    /// The model of `site` whose search index is made later: by
+    /// [`ReadModel::build_search_index_in_background`], or else by the first search.
+    pub fn without_search_index(site: Arc<Site>, base: &BaseUrl) -> ReadModel {
         ReadModel {
             site,
             base: base.clone(),
             search: OnceLock::new(),
             building: AtomicBool::new(false),
-            ready: tokio::sync::Notify::new(),
+            built: tokio::sync::Notify::new(),
         }
     }
 
-    /// Builds the search index of `model` on a thread of its own, if it has none yet, and
-    /// wakes the searches waiting for it. Called once the version is served, so the work
-    /// does not delay the first answer. If no thread can be started, builds it here.
-    pub fn build_search_later(model: &Arc<ReadModel>) {
-        if model.search_is_ready() {
+    /// Builds the search index of `model`, if it has none yet, on a thread of its own, and
+    /// wakes the searches waiting for it. If no thread can be started, builds it here.
+    pub fn build_search_index_in_background(model: &Arc<ReadModel>) {
+        if model.has_search_index() {
             return;
         }
         model.building.store(true, Ordering::Release);
@@ -84,26 +80,33 @@ impl ReadModel {
             .name("search-index".into())
             .spawn(move || {
                 let started = std::time::Instant::now();
-                // A panic leaves the index unset; a search then builds it itself, and the
-                // panic goes no further than that search's request.
-                let built =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| building.search()));
-                building.building.store(false, Ordering::Release);
-                building.ready.notify_waiters();
-                match built {
-                    Ok(_) => tracing::debug!(
+                let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    building.search();
+                }));
+                if built.is_err() {
+                    // A bug. Searches then find nothing rather than each building the
+                    // index again on a request's thread.
+                    tracing::error!(
+                        "building the search index panicked (a bug: the log above says where); searches find nothing until the next version"
+                    );
+                    let _ = building.search.set(SearchIndex::empty(building.base.as_str()));
+                } else {
+                    tracing::debug!(
                         ms = started.elapsed().as_millis() as u64,
                         "search index built"
-                    ),
-                    Err(_) => tracing::error!(
-                        "building the search index panicked (a bug: the log above says where); the first search builds it again"
-                    ),
+                    );
                 }
+                building.finish_building();
             });
         if spawned.is_err() {
-            model.building.store(false, Ordering::Release);
             model.search();
+            model.finish_building();
         }
+    }
+
+    fn finish_building(&self) {
+        self.building.store(false, Ordering::Release);
+        self.built.notify_waiters();
     }
 
     pub fn site(&self) -> &Site {
@@ -115,29 +118,42 @@ impl ReadModel {
         &self.base
     }
 
-    /// The search index. While a deferred one is being built this blocks until it is
-    /// ready, so an async caller awaits [`ReadModel::search_ready`] first.
+    /// The search index. While a thread builds it this blocks until it is done, so an
+    /// async caller awaits [`ReadModel::wait_for_search_index`] first.
     pub fn search(&self) -> &SearchIndex {
         self.search
             .get_or_init(|| SearchIndex::build(&self.site, self.base.as_str()))
     }
 
-    pub fn search_is_ready(&self) -> bool {
+    pub fn has_search_index(&self) -> bool {
         self.search.get().is_some()
     }
 
-    /// Returns once the search index is ready, or once no thread is building it (then
-    /// [`ReadModel::search`] builds it): at once, except in the moments after a start
-    /// while [`ReadModel::build_search_later`] builds it.
-    pub async fn search_ready(&self) {
-        let notified = self.ready.notified();
-        tokio::pin!(notified);
+    /// Returns once the search index is made, or at once when no thread is making it (then
+    /// [`ReadModel::search`] makes it): in practice it waits only in the moments after a
+    /// start.
+    pub async fn wait_for_search_index(&self) {
+        let built = self.built.notified();
+        tokio::pin!(built);
         // Registered before the check, so a wake-up between the two is not missed.
-        notified.as_mut().enable();
-        if self.search_is_ready() || !self.building.load(Ordering::Acquire) {
+        built.as_mut().enable();
+        if self.has_search_index() || !self.building.load(Ordering::Acquire) {
             return;
         }
-        notified.await;
+        built.await;
+    }
+
+    /// Marks the index as being built without building it, until
+    /// [`ReadModel::finish_building_for_test`]: what a search sees while the thread runs.
+    #[cfg(test)]
+    pub(crate) fn start_building_for_test(&self) {
+        self.building.store(true, Ordering::Release);
+    }
+
+    #[cfg(test)]
+    pub(crate) fn finish_building_for_test(&self) {
+        self.search();
+        self.finish_building();
     }
 }
 
@@ -170,17 +186,18 @@ mod tests {
     use crate::content::Page;
 
     #[tokio::test]
-    async fn a_search_waits_for_a_deferred_index_and_finds_what_a_built_one_finds() {
+    async fn a_search_waits_for_an_index_built_in_the_background_and_finds_what_a_built_one_finds()
+    {
         let base = BaseUrl::parse("https://info.example.com").unwrap();
         let site = site(400);
         let built = ReadModel::build(Arc::clone(&site), &base);
-        let model = Arc::new(ReadModel::deferred(site, &base));
-        assert!(!model.search_is_ready());
-        ReadModel::build_search_later(&model);
-        model.search_ready().await;
+        let model = Arc::new(ReadModel::without_search_index(site, &base));
+        assert!(!model.has_search_index());
+        ReadModel::build_search_index_in_background(&model);
+        model.wait_for_search_index().await;
         assert!(
-            model.search_is_ready(),
-            "search_ready returned before the index was"
+            model.has_search_index(),
+            "the wait ended before the index was built"
         );
         for words in ["calibration", "careers in Bremen", "water"] {
             let found = keys(&model, words);
@@ -190,13 +207,13 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_deferred_index_nothing_builds_is_built_by_the_first_search() {
+    async fn an_index_no_thread_builds_is_built_by_the_first_search() {
         let base = BaseUrl::parse("https://info.example.com").unwrap();
-        let model = ReadModel::deferred(site(0), &base);
+        let model = ReadModel::without_search_index(site(0), &base);
         // No thread builds it, so waiting would never end: it returns at once.
-        model.search_ready().await;
-        assert!(!model.search_is_ready());
+        model.wait_for_search_index().await;
+        assert!(!model.has_search_index());
         assert!(!keys(&model, "calibration").is_empty());
-        assert!(model.search_is_ready());
+        assert!(model.has_search_index());
     }
 }

@@ -229,6 +229,19 @@ fn normalized(text: &str) -> String {
 }
 
 impl SearchIndex {
+    /// An index of nothing: every search finds no results.
+    pub fn empty(base_url: &str) -> SearchIndex {
+        SearchIndex {
+            items: Vec::new(),
+            lengths: Vec::new(),
+            terms: Arc::default(),
+            sorted_terms: Arc::default(),
+            postings: Vec::new(),
+            average_length: 0.0,
+            base_url: base_url.to_string(),
+        }
+    }
+
     /// Indexes `site`; `base_url` makes each hit's `url`.
     pub fn build(site: &Site, base_url: &str) -> SearchIndex {
         SearchIndex::build_reusing(site, base_url, None)
@@ -244,15 +257,7 @@ impl SearchIndex {
     ) -> SearchIndex {
         let mut earlier = previous.map(|(site, index)| Earlier::new(site, index));
         let mut stemming = Stemming::new();
-        let mut index = SearchIndex {
-            items: Vec::new(),
-            lengths: Vec::new(),
-            terms: Arc::default(),
-            sorted_terms: Arc::default(),
-            postings: Vec::new(),
-            average_length: 0.0,
-            base_url: base_url.to_string(),
-        };
+        let mut index = SearchIndex::empty(base_url);
         for division in &site.divisions {
             let lead = division
                 .lead

@@ -354,7 +354,7 @@ fn read_pages(
     previous: Option<(&Site, &PageFiles)>,
 ) -> Vec<ReadPage> {
     let now = std::time::SystemTime::now();
-    crate::parallel::map_reading(files, |file| {
+    let read = |file: PathBuf| {
         let mut errors = ContentErrors::default();
         // A reload looks at each file's stamp first, to skip the unchanged ones. A first
         // load reads every file anyway, and takes the stamp from the opened file.
@@ -392,7 +392,14 @@ fn read_pages(
             errors,
             stamp,
         }
-    })
+    };
+    // A first load reads every file; a reload mostly looks at stamps, and shares the
+    // cores with the server.
+    if previous.is_none() {
+        crate::parallel::map_reading(files, read)
+    } else {
+        crate::parallel::map(files, read)
+    }
 }
 
 /// The files with `extension` directly inside `dir`, sorted by name. A missing directory is
@@ -403,28 +410,21 @@ fn list_files(dir: &Path, extension: &str, errors: &mut ContentErrors) -> Vec<Pa
         return Vec::new();
     }
     // Names and types as the directory lists them (no `stat` per entry), sorted once.
-    let mut entries: Vec<(std::ffi::OsString, Option<std::fs::FileType>)> = Vec::new();
-    match std::fs::read_dir(dir) {
-        Ok(listing) => {
-            for entry in listing {
-                match entry {
-                    Ok(entry) => entries.push((entry.file_name(), entry.file_type().ok())),
-                    Err(error) => {
-                        errors.push(ContentError::whole_file(
-                            dir,
-                            format!("cannot read: {error}"),
-                        ));
-                        break;
-                    }
-                }
-            }
+    let mut entries: Vec<(std::ffi::OsString, std::io::Result<std::fs::FileType>)> = Vec::new();
+    // An error reading the directory ends the listing (the next read would most likely
+    // fail the same way), and is reported against the directory.
+    let listed = std::fs::read_dir(dir).and_then(|listing| {
+        for entry in listing {
+            let entry = entry?;
+            entries.push((entry.file_name(), entry.file_type()));
         }
-        Err(error) => {
-            errors.push(ContentError::whole_file(
-                dir,
-                format!("cannot read: {error}"),
-            ));
-        }
+        Ok(())
+    });
+    if let Err(error) = listed {
+        errors.push(ContentError::whole_file(
+            dir,
+            format!("cannot read: {error}"),
+        ));
     }
     entries.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
     let mut files = Vec::with_capacity(entries.len());
@@ -434,8 +434,18 @@ fn list_files(dir: &Path, extension: &str, errors: &mut ContentErrors) -> Vec<Pa
             continue;
         }
         let path = dir.join(&name);
+        let file_type = match file_type {
+            Ok(file_type) => file_type,
+            Err(error) => {
+                errors.push(ContentError::whole_file(
+                    path,
+                    format!("cannot read: {error}"),
+                ));
+                continue;
+            }
+        };
         // A link is listed like the file it names; reading it checks where it leads.
-        let is_file_or_link = file_type.is_some_and(|t| t.is_file() || t.is_symlink());
+        let is_file_or_link = file_type.is_file() || file_type.is_symlink();
         if path.extension().and_then(|e| e.to_str()) == Some(extension) && is_file_or_link {
             files.push(path);
         } else {

@@ -126,6 +126,12 @@ pub(super) async fn mcp_post<B: RequestBody>(
             "this server answers with application/json; include it in Accept",
         );
     }
+    // Any call may be a search. In the moments after a start, while the search index is
+    // built, calls wait for it here, before their body is read (so a waiting call holds
+    // only its connection) and before HTTP/2's room for its answer is taken; the answer
+    // comes from the version waited for.
+    let live = Arc::clone(&*app.live());
+    live.model.wait_for_search_index().await;
     let received = match read_in_turn(
         &parts,
         body,
@@ -167,14 +173,8 @@ pub(super) async fn mcp_post<B: RequestBody>(
     };
     let client = app.proxies.client_address(peer, &parts.headers);
     let admit_search = || app.admit_search(client);
-    // Any call may be a search: in the moments after a start, while the search index is
-    // built, calls wait for it.
-    if !app.live().model.search_is_ready() {
-        let model = Arc::clone(&app.live().model);
-        model.search_ready().await;
-    }
     let answer = mcp::handle(
-        &app.live().mcp,
+        &live.mcp,
         &headers,
         &received.bytes,
         mcp::SearchBudget::new(&admit_search),

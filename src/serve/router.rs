@@ -65,7 +65,7 @@ enum WaitFor {
     /// A computed read whose parameters come in the POST body.
     PostedRead(Computed),
     /// A search that came before the search index was ready (in the moments after a
-    /// start: [`crate::read_model::ReadModel::build_search_later`]).
+    /// start: [`crate::read_model::ReadModel::build_search_index_in_background`]).
     SearchIndex(Computed),
 }
 
@@ -281,7 +281,7 @@ fn decide<B>(
                 unauthorized,
             };
         }
-        if computed.rate_limited && !live.model.search_is_ready() {
+        if computed.rate_limited && !live.model.has_search_index() {
             return Decision::Wait {
                 wait_for: WaitFor::SearchIndex(computed),
                 unauthorized,
@@ -339,9 +339,9 @@ pub(super) async fn answer_waiting<B: RequestBody>(
         (None, WaitFor::Core(core)) => answer_later(app, peer, request, core).await,
         (None, WaitFor::PostedRead(computed)) => posted_read(app, request, computed).await,
         (None, WaitFor::SearchIndex(computed)) => {
-            let model = Arc::clone(&app.live().model);
-            model.search_ready().await;
-            let live = app.live();
+            // Answered from the version waited for, whatever is installed meanwhile.
+            let live = Arc::clone(&*app.live());
+            live.model.wait_for_search_index().await;
             computed_answer(
                 (computed.read)(&live.model, request.uri().query(), request.headers()),
                 request.headers(),
@@ -390,9 +390,8 @@ async fn posted_read<B: RequestBody>(
     if let Err(refused) = query::check_size(Some(&query)) {
         return reply::error(refused.status(), "invalid_request", &refused.to_string());
     }
-    let model = Arc::clone(&app.live().model);
-    model.search_ready().await;
-    let live = app.live();
+    let live = Arc::clone(&*app.live());
+    live.model.wait_for_search_index().await;
     computed_answer(
         (computed.read)(&live.model, Some(&query), &parts.headers),
         &parts.headers,
@@ -605,18 +604,17 @@ mod tests {
     use crate::clock::{Clock, SystemClock};
     use crate::config::{AuthPolicy, BaseUrl, Compression, SiteConfig};
     use crate::live::{self, Source};
+    use crate::read_model::ReadModel;
     use crate::serve::origin::OriginPolicy;
 
     const BASE: &str = "http://127.0.0.1:8080";
 
     fn app(state: &std::path::Path) -> App {
-        app_of(
-            state,
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content"),
-        )
+        app_with(state, |_| {})
     }
 
-    fn app_of(state: &std::path::Path, content: &std::path::Path) -> App {
+    /// [`app`], with its first version changed by `adjust` before it is served.
+    fn app_with(state: &std::path::Path, adjust: impl FnOnce(&mut live::Version)) -> App {
         let config = SiteConfig {
             limits: crate::config::Limits::default(),
             base_url: BaseUrl::parse(BASE).unwrap(),
@@ -626,9 +624,11 @@ mod tests {
         };
         let now = crate::clock::unix_seconds(SystemClock.now());
         let keys = Keyring::generate(now).unwrap();
-        let source = Source::Content(content.to_path_buf());
+        let source =
+            Source::Content(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content"));
         let jwks = keys.published_jwks(&config.auth, now);
-        let version = live::prepare(&source, &config, &jwks, None).unwrap();
+        let mut version = live::prepare(&source, &config, &jwks, None).unwrap();
+        adjust(&mut version);
         let auth = AuthService::new(
             config.base_url.clone(),
             config.auth.clone(),
@@ -877,41 +877,35 @@ mod tests {
     }
 
     /// Searches that come while a start's search index is still being built
-    /// ([`crate::read_model::ReadModel::build_search_later`]) wait for it, then answer as
-    /// any other search: by URL, by POST and through MCP.
+    /// ([`crate::read_model::ReadModel::build_search_index_in_background`]) wait for it
+    /// without holding up their worker (a search that built or waited for the index on
+    /// the worker would answer here at once), then answer as any other search: by URL, by
+    /// POST and through MCP.
     #[tokio::test]
-    async fn searches_made_while_the_index_is_built_wait_for_it() {
+    async fn searches_wait_while_the_search_index_is_built() {
         let state = tempfile::tempdir().unwrap();
-        let content = tempfile::tempdir().unwrap();
-        let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("content");
-        for dir in ["", "divisions", "pages"] {
-            std::fs::create_dir_all(content.path().join(dir)).unwrap();
-            for entry in std::fs::read_dir(sample.join(dir)).unwrap() {
-                let entry = entry.unwrap();
-                if entry.file_type().unwrap().is_file() {
-                    std::fs::copy(
-                        entry.path(),
-                        content.path().join(dir).join(entry.file_name()),
-                    )
-                    .unwrap();
-                }
-            }
-        }
-        // Enough pages that indexing them takes a moment after the version is made.
-        for n in 0..3000 {
-            std::fs::write(
-                content.path().join(format!("pages/extra-{n}.md")),
-                format!("+++\ntitle = \"Extra {n}\"\nsummary = \"Filler page {n}.\"\n+++\n\nWater, air and soil sensors, batch {n}.\n"),
-            )
-            .unwrap();
-        }
-        let app = app_of(state.path(), content.path());
-        let search = send(&app, request("GET", "/api/search?q=calibration", &[], "")).await;
+        let app = app_with(state.path(), |version| {
+            let (site, base) = (version.model.site().clone(), version.model.base().clone());
+            let model = ReadModel::without_search_index(Arc::new(site), &base);
+            model.start_building_for_test();
+            version.model = Arc::new(model);
+        });
         let form = [("content-type", "application/x-www-form-urlencoded")];
-        let asked = send(&app, request("POST", "/ask", &form, "query=calibration")).await;
         let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search_company_info","arguments":{"query":"calibration"}}}"#;
-        let mcp = send(&app, request("POST", "/mcp", &MCP_JSON, call)).await;
-        assert!(app.live().model.search_is_ready());
+        let search = send(&app, request("GET", "/api/search?q=calibration", &[], ""));
+        let asked = send(&app, request("POST", "/ask", &form, "query=calibration"));
+        let mcp = send(&app, request("POST", "/mcp", &MCP_JSON, call));
+        tokio::pin!(search, asked, mcp);
+        tokio::select! {
+            biased;
+            _ = &mut search => panic!("GET /api/search answered before the index was built"),
+            _ = &mut asked => panic!("POST /ask answered before the index was built"),
+            _ = &mut mcp => panic!("MCP answered before the index was built"),
+            // Completes on its second poll: by then each request was polled twice.
+            _ = tokio::task::yield_now() => {}
+        }
+        app.live().model.finish_building_for_test();
+        let (search, asked, mcp) = tokio::join!(search, asked, mcp);
         for (what, answer) in [("GET", &search), ("POST /ask", &asked), ("MCP", &mcp)] {
             assert_eq!(answer.status, 200, "{what}: {}", answer.body);
             assert!(

@@ -45,10 +45,8 @@ fn llms_txt(input: &CompileInput<'_>) -> Artifact {
         company.name,
         base.join(paths::INDEX_MD)
     ));
-    text.push_str(&format!(
-        "\n## Divisions\n\n{}",
-        pages::division_links(input)
-    ));
+    text.push_str("\n## Divisions\n\n");
+    pages::push_division_links(&mut text, input);
     if site.pages.len() <= LLMS_INLINE_PAGES {
         text.push_str("\n## Pages\n\n");
         pages::push_page_links(&mut text, input, site.pages.iter().map(|page| &**page));

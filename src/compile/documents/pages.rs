@@ -231,19 +231,17 @@ fn markdown(path: String, text: String) -> Artifact {
     Artifact::new(path, MARKDOWN, CachePolicy::Content, exact_bytes(text)).negotiated()
 }
 
-/// `- [Division](BASE/divisions/<id>.md): summary` for every division.
-pub fn division_links(input: &CompileInput<'_>) -> String {
-    let mut out = String::new();
+/// `- [Division](BASE/divisions/<id>.md): summary` for every division, appended to `out`.
+pub fn push_division_links(out: &mut String, input: &CompileInput<'_>) {
     for division in &input.site.divisions {
         push_link(
-            &mut out,
+            out,
             &division.name,
             input.config.base_url.as_str(),
             &paths::division_markdown(&division.id),
             &division.summary,
         );
     }
-    out
 }
 
 /// `- [Title](BASE/<slug>.md): summary` for each of `pages`, appended to `out`. The home
@@ -579,7 +577,8 @@ fn index(input: &CompileInput<'_>, renderer: &Renderer<'_>) -> Result<Vec<Artifa
         md.push_str(&format!("- Employees: {employees}\n"));
     }
     md.push_str(&profile_markdown(company));
-    md.push_str(&format!("\n## Divisions\n\n{}", division_links(input)));
+    md.push_str("\n## Divisions\n\n");
+    push_division_links(&mut md, input);
     md.push_str("\n## Pages\n\n");
     push_page_links(&mut md, input, site.pages.iter().map(|page| &**page));
     md.push_str(&format!(
