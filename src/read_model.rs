@@ -7,11 +7,12 @@
 //! can never see two different indexes, and neither protocol owns the data the other
 //! serves.
 //!
-//! A model made without a previous one (a start, or each version of `serve --from`) gets
-//! its search index on a thread of its own ([`ReadModel::build_search_index_in_background`]),
-//! started once the rest of the version is made: at 100,000 pages the index was a seventh of
-//! the CPU a start took before its first answer, and only searches need it. A search that
-//! comes sooner awaits it ([`ReadModel::wait_for_search_index`]).
+//! The first version's model, at a start, gets its search index on a thread of its own
+//! ([`ReadModel::build_search_index_in_background`]), started once the rest of the version
+//! is made: at 100,000 pages the index was a seventh of the CPU a start took before its
+//! first answer, and only searches need it. A search that comes sooner awaits it
+//! ([`ReadModel::wait_for_search_index`]). A reload's model is made whole before it is
+//! installed.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};

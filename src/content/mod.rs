@@ -354,7 +354,7 @@ fn read_pages(
     previous: Option<(&Site, &PageFiles)>,
 ) -> Vec<ReadPage> {
     let now = std::time::SystemTime::now();
-    let read = |file: PathBuf| {
+    let read_one = |file: PathBuf| {
         let mut errors = ContentErrors::default();
         // A reload looks at each file's stamp first, to skip the unchanged ones. A first
         // load reads every file anyway, and takes the stamp from the opened file.
@@ -396,9 +396,9 @@ fn read_pages(
     // A first load reads every file; a reload mostly looks at stamps, and shares the
     // cores with the server.
     if previous.is_none() {
-        crate::parallel::map_reading(files, read)
+        crate::parallel::map_reading(files, read_one)
     } else {
-        crate::parallel::map(files, read)
+        crate::parallel::map(files, read_one)
     }
 }
 

@@ -281,6 +281,8 @@ fn decide<B>(
                 unauthorized,
             };
         }
+        // The rate-limited reads are the searches (`routes::searched`): in the moments
+        // after a start they wait for the search index instead of building it here.
         if computed.rate_limited && !live.model.has_search_index() {
             return Decision::Wait {
                 wait_for: WaitFor::SearchIndex(computed),
