@@ -134,6 +134,16 @@ fn place(value: minijinja::Value) -> Result<String, minijinja::Error> {
     })
 }
 
+/// The `safe` filter: as minijinja's own, except that text already marked safe is passed
+/// on instead of copied twice (every page's body goes through `body_html | safe`).
+fn safe(value: minijinja::Value) -> Result<minijinja::Value, minijinja::Error> {
+    if value.is_safe() {
+        return Ok(value);
+    }
+    let text = <String as minijinja::value::ArgType>::from_value(Some(&value))?;
+    Ok(minijinja::Value::from_safe_string(text))
+}
+
 impl Templates {
     /// The defaults, with any file in `dir` taking the place of its namesake.
     pub fn load(dir: Option<&Path>) -> Result<Templates, CompileError> {
@@ -148,16 +158,7 @@ impl Templates {
         );
         // `{{ headquarters | place }}`: locality, region and country, as a fact line.
         environment.add_filter("place", place);
-        // As minijinja's own `safe`, except that text already marked safe is passed on
-        // instead of copied twice: every page's body goes through `body_html | safe`.
-        environment.add_filter("safe", |value: minijinja::Value| {
-            if value.is_safe() {
-                Ok(value)
-            } else {
-                let text = <String as minijinja::value::ArgType>::from_value(Some(&value))?;
-                Ok::<_, minijinja::Error>(minijinja::Value::from_safe_string(text))
-            }
-        });
+        environment.add_filter("safe", safe);
         environment.add_filter("breakable", |text: &str| {
             minijinja::Value::from_safe_string(breakable(text))
         });
@@ -265,5 +266,59 @@ mod filter_tests {
             linkify("(http://a.example/x) and https://b.example"),
             "(<a href=\"http://a.example/x\">http://a.example/x</a>) and <a href=\"https://b.example\">https://b.example</a>"
         );
+    }
+}
+
+#[cfg(test)]
+mod template_filter_tests {
+    use minijinja::{context, Environment, Value};
+
+    fn environment() -> Environment<'static> {
+        let mut environment = Environment::new();
+        environment.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
+        environment.add_filter("place", super::place);
+        environment.add_filter("safe", super::safe);
+        environment
+    }
+
+    fn address(locality: &str, country: &str) -> Value {
+        Value::from_serialize(serde_json::json!({
+            "street": "1 Main St", "locality": locality, "postal_code": "1",
+            "country": country,
+        }))
+    }
+
+    /// The filter keeps the last address it read: another address must not get its place.
+    #[test]
+    fn place_follows_the_address_it_is_given() {
+        let environment = environment();
+        let render = |value: Value| {
+            environment
+                .render_str("{{ a | place }}", context! { a => value })
+                .unwrap()
+        };
+        let boulder = render(address("Boulder", "US"));
+        assert!(boulder.starts_with("Boulder, "), "{boulder}");
+        assert_eq!(render(address("Boulder", "US")), boulder);
+        let bremen = render(address("Bremen", "DE"));
+        assert!(bremen.starts_with("Bremen, "), "{bremen}");
+        assert_eq!(render(address("Boulder", "US")), boulder);
+    }
+
+    /// `safe` marks text as safe whether or not it already was; without it, text is escaped.
+    #[test]
+    fn safe_passes_markup_through_and_other_text_is_escaped() {
+        let environment = environment();
+        let render = |template: &str, value: Value| {
+            environment
+                .render_str(template, context! { x => value })
+                .unwrap()
+        };
+        let plain = Value::from("<b>x</b>");
+        let marked = Value::from_safe_string("<b>x</b>".into());
+        assert_eq!(render("{{ x | safe }}", plain.clone()), "<b>x</b>");
+        assert_eq!(render("{{ x | safe }}", marked), "<b>x</b>");
+        assert_eq!(render("{{ x }}", plain), "&lt;b&gt;x&lt;&#x2f;b&gt;");
+        assert_eq!(render("{{ 3 | safe }}", Value::UNDEFINED), "3");
     }
 }
