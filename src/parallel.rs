@@ -4,14 +4,22 @@
 //! thousands of pages, and the machine has few cores; plain scoped threads are enough.
 //!
 //! Reading files ([`map_reading`]) uses more threads than cores, so that while one waits
-//! for the disk the cores still parse. With a tenth of 100,000 page files out of the page
-//! cache (as after a large build on a machine short of memory), two reading threads took
-//! 1.0 s to read the content and eight 0.7 s; with every file cached both take the same.
-//! (Handing out work in small batches instead of one share per thread was tried: starts
-//! became 0.6 s slower at 100,000 pages, with more memory resident.)
+//! for the disk the cores still parse, and each thread tells the file system which items it
+//! will read next (its `ahead` hook), so that reads it would otherwise wait for one at a time
+//! are queued together. With every one of 100,000 page files out of the page cache (as after
+//! a reboot), reading the content took 2.1–2.2 s on eight threads, and 0.92–1.0 s with the
+//! reads announced ahead (32 or 128 at a time); with every file cached it takes 0.57–0.66 s
+//! either way. More threads alone helped less: 1.5 s with 32, 1.3–1.6 s with 128. (Handing
+//! out work in small batches instead of one share per thread was tried: starts became 0.6 s
+//! slower at 100,000 pages, with more memory resident.)
 
 /// Threads per core for [`map_reading`].
 const READING_THREADS_PER_CORE: usize = 4;
+
+/// How many of its next items a [`map_reading`] thread announces at once: enough for the
+/// disk to have work queued while the thread parses, few enough that what is announced is
+/// still in the page cache when it is read.
+const READ_AHEAD: usize = 128;
 
 /// Applies `f` to every item on up to `available_parallelism` threads, keeping the order.
 /// Small inputs run on the calling thread. A panic in `f` is re-raised, never swallowed.
@@ -24,14 +32,37 @@ where
     map_on(cores(), items, f)
 }
 
-/// [`map`] for work that waits on the file system: several threads per core.
-pub(crate) fn map_reading<T, R, F>(items: Vec<T>, f: F) -> Vec<R>
+/// [`map`] for work that waits on the file system: several threads per core, and each calls
+/// `ahead` with the next [`READ_AHEAD`] items of its share before it maps them, for the
+/// caller to ask the file system to fetch them meanwhile.
+pub(crate) fn map_reading<T, R, F, A>(items: Vec<T>, ahead: A, f: F) -> Vec<R>
 where
     T: Send,
     R: Send,
     F: Fn(T) -> R + Sync,
+    A: Fn(&[T]) + Sync,
 {
-    map_on(cores() * READING_THREADS_PER_CORE, items, f)
+    let threads = cores() * READING_THREADS_PER_CORE;
+    map_shares(threads, items, |share| {
+        let mut rest = share.into_iter();
+        let mut mapped = Vec::with_capacity(rest.len());
+        // How many of the items left in `rest` were announced already.
+        let mut announced = 0;
+        loop {
+            if announced < READ_AHEAD / 2 {
+                let left = rest.as_slice();
+                let upto = (announced + READ_AHEAD).min(left.len());
+                if upto > announced {
+                    ahead(&left[announced..upto]);
+                    announced = upto;
+                }
+            }
+            let Some(item) = rest.next() else { break };
+            announced = announced.saturating_sub(1);
+            mapped.push(f(item));
+        }
+        mapped
+    })
 }
 
 fn cores() -> usize {
@@ -44,8 +75,19 @@ where
     R: Send,
     F: Fn(T) -> R + Sync,
 {
+    map_shares(threads, items, |share| share.into_iter().map(&f).collect())
+}
+
+/// Splits `items` into one share per thread (up to `threads`), maps each share with `map` on
+/// a thread of its own and joins the results in order. Small inputs run on the calling thread.
+fn map_shares<T, R, M>(threads: usize, items: Vec<T>, map: M) -> Vec<R>
+where
+    T: Send,
+    R: Send,
+    M: Fn(Vec<T>) -> Vec<R> + Sync,
+{
     if threads < 2 || items.len() < 64 {
-        return items.into_iter().map(f).collect();
+        return map(items);
     }
     let chunk = items.len().div_ceil(threads);
     let mut chunks: Vec<Vec<T>> = Vec::with_capacity(threads);
@@ -54,11 +96,11 @@ where
         let tail = rest.split_off(chunk.min(rest.len()));
         chunks.push(std::mem::replace(&mut rest, tail));
     }
-    let f = &f;
+    let map = &map;
     std::thread::scope(|scope| {
         let handles: Vec<_> = chunks
             .into_iter()
-            .map(|chunk| scope.spawn(move || chunk.into_iter().map(f).collect::<Vec<R>>()))
+            .map(|chunk| scope.spawn(move || map(chunk)))
             .collect();
         handles
             .into_iter()
@@ -78,12 +120,47 @@ mod tests {
         let items: Vec<u32> = (0..1000).collect();
         let doubled: Vec<u32> = items.iter().map(|n| n * 2).collect();
         assert_eq!(super::map(items.clone(), |n| n * 2), doubled);
-        assert_eq!(super::map_reading(items.clone(), |n| n * 2), doubled);
+        assert_eq!(
+            super::map_reading(items.clone(), |_| {}, |n| n * 2),
+            doubled
+        );
         for threads in [2, 3, 7, 64] {
             assert_eq!(super::map_on(threads, items.clone(), |n| n * 2), doubled);
         }
         assert_eq!(super::map(vec![1, 2, 3], |n| n + 1), vec![2, 3, 4]);
         assert!(super::map(Vec::<u8>::new(), |n| n).is_empty());
+    }
+
+    #[test]
+    fn reading_announces_each_item_once_before_mapping_it() {
+        use std::sync::Mutex;
+
+        let items: Vec<u32> = (0..5000).collect();
+        let announced = Mutex::new(vec![0u32; items.len()]);
+        let mapped = super::map_reading(
+            items.clone(),
+            |next| {
+                assert!(next.len() <= super::READ_AHEAD);
+                let mut announced = announced.lock().unwrap();
+                for &n in next {
+                    announced[n as usize] += 1;
+                }
+            },
+            |n| {
+                assert_eq!(
+                    announced.lock().unwrap()[n as usize],
+                    1,
+                    "item {n} mapped unannounced"
+                );
+                n * 2
+            },
+        );
+        assert_eq!(mapped, items.iter().map(|n| n * 2).collect::<Vec<_>>());
+        assert!(announced
+            .into_inner()
+            .unwrap()
+            .iter()
+            .all(|&times| times == 1));
     }
 
     #[test]

@@ -388,6 +388,12 @@ fn only_regular_files_inside_the_content_directory_are_read() {
         let fifo = std::ffi::CString::new(company.to_str().unwrap()).unwrap();
         // SAFETY: mkfifo reads a NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        // Among pages, the listing refuses it before any page file is opened (to be read,
+        // or announced to the kernel ahead of the read: `ListedDir::read_ahead`).
+        let page_fifo =
+            std::ffi::CString::new(dir.join("pages/0-pipe.md").to_str().unwrap()).unwrap();
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::mkfifo(page_fifo.as_ptr(), 0o644) }, 0);
         // /dev/zero would be read until memory runs out.
         std::os::unix::fs::symlink("/dev/zero", dir.join("divisions/zero.json")).unwrap();
         std::os::unix::fs::symlink(&secret, dir.join("pages/leak.md")).unwrap();
@@ -397,7 +403,7 @@ fn only_regular_files_inside_the_content_directory_are_read() {
         std::os::unix::fs::symlink("about.md", dir.join("pages/about-us.md")).unwrap();
     });
     let real_secret = fs::canonicalize(&secret).unwrap();
-    assert_eq!(errors.len(), 4, "{errors:?}");
+    assert_eq!(errors.len(), 5, "{errors:?}");
     assert_eq!(
         errors[0],
         "company.json:0: -: not a regular file (a FIFO, device or directory); only regular files are read"
@@ -406,15 +412,19 @@ fn only_regular_files_inside_the_content_directory_are_read() {
         errors[1].starts_with("divisions/zero.json:0: -: a symbolic link to /dev/zero, outside"),
         "{errors:?}"
     );
+    assert_eq!(
+        errors[2],
+        "pages/0-pipe.md:0: -: unexpected entry: this directory holds only `.md` files"
+    );
     assert!(
-        errors[2].starts_with(&format!(
+        errors[3].starts_with(&format!(
             "pages/leak.md:0: -: a symbolic link to {}, outside",
             real_secret.display()
         )),
         "{errors:?}"
     );
     assert!(
-        errors[3].starts_with("pages/up.md:0: -: a symbolic link to /etc/passwd, outside"),
+        errors[4].starts_with("pages/up.md:0: -: a symbolic link to /etc/passwd, outside"),
         "{errors:?}"
     );
 }
