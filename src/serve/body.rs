@@ -152,6 +152,21 @@ async fn body_turn(
     }
 }
 
+/// On HTTP/2, waits for room for this request's answer in its connection's queue of unread
+/// answers. Every answer made after an await (its body, the search index) calls this last,
+/// just before the answer is made: the room checked before the handler ran may have been
+/// taken meanwhile by answers to the connection's other streams, and the check and the charge
+/// of the answer's bytes must happen with nothing answered in between. `Err` is the answer
+/// when the connection ended while the request waited.
+pub(super) async fn room_for_answer(
+    extensions: &hyper::http::Extensions,
+) -> Result<(), Response<Body>> {
+    match extensions.get::<AnswerRoom>() {
+        Some(room) => room.wait().await.map_err(|ConnectionGone| client_gone()),
+        None => Ok(()),
+    }
+}
+
 /// The answer to a request whose connection ended while it waited: nobody reads it, but it
 /// is logged and counted.
 pub(super) fn client_gone() -> Response<Body> {

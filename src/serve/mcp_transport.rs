@@ -10,8 +10,9 @@ use bytes::Bytes;
 use hyper::header::{HeaderMap, HeaderName, ACCEPT, CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN};
 use hyper::{Request, Response, StatusCode};
 
-use super::body::{body_timeout, client_gone, read_in_turn, single_header, BodyError, RequestBody};
-use super::connection::AnswerRoom;
+use super::body::{
+    body_timeout, client_gone, read_in_turn, room_for_answer, single_header, BodyError, RequestBody,
+};
 use super::reply::{self, Body};
 use super::{negotiate, App};
 use crate::auth::form;
@@ -43,6 +44,9 @@ pub(super) async fn mcp_unauthorized<B: RequestBody>(
         Err(_) => None,
         Ok(received) => jsonrpc::request_id(&received.bytes),
     };
+    if let Err(gone) = room_for_answer(&parts.extensions).await {
+        return gone;
+    }
     let data = serde_json::json!({
         "error": "invalid_token",
         "error_description": description,
@@ -158,13 +162,8 @@ pub(super) async fn mcp_post<B: RequestBody>(
             )
         }
     };
-    // On HTTP/2 the answer waits for room in its connection's queue of unread answers:
-    // here, after the body, so that nothing else is answered between the check and the
-    // charge of this answer's bytes (MCP answers are the large ones made per request).
-    if let Some(room) = parts.extensions.get::<AnswerRoom>() {
-        if room.wait().await.is_err() {
-            return client_gone();
-        }
+    if let Err(gone) = room_for_answer(&parts.extensions).await {
+        return gone;
     }
     let headers = McpHeaders {
         protocol_version: single_header(&parts.headers, MCP_PROTOCOL_VERSION),

@@ -20,7 +20,9 @@ use hyper::header::{
 };
 use hyper::{Method, Request, Response, StatusCode, Version};
 
-use super::body::{body_timeout, client_gone, read_in_turn, single_header, BodyError, RequestBody};
+use super::body::{
+    body_timeout, client_gone, read_in_turn, room_for_answer, single_header, BodyError, RequestBody,
+};
 use super::mcp_transport::{check_origin, mcp_post, mcp_unauthorized};
 use super::reply::{self, Body};
 use super::{negotiate, origin, statics, App};
@@ -344,10 +346,13 @@ pub(super) async fn answer_waiting<B: RequestBody>(
             // Answered from the version waited for, whatever is installed meanwhile.
             let live = Arc::clone(&*app.live());
             live.model.wait_for_search_index().await;
-            computed_answer(
-                (computed.read)(&live.model, request.uri().query(), request.headers()),
-                request.headers(),
-            )
+            match room_for_answer(request.extensions()).await {
+                Ok(()) => computed_answer(
+                    (computed.read)(&live.model, request.uri().query(), request.headers()),
+                    request.headers(),
+                ),
+                Err(gone) => gone,
+            }
         }
     };
     reply::finish(response)
@@ -394,6 +399,9 @@ async fn posted_read<B: RequestBody>(
     }
     let live = Arc::clone(&*app.live());
     live.model.wait_for_search_index().await;
+    if let Err(gone) = room_for_answer(&parts.extensions).await {
+        return gone;
+    }
     computed_answer(
         (computed.read)(&live.model, Some(&query), &parts.headers),
         &parts.headers,
@@ -458,6 +466,10 @@ async fn with_body<B: RequestBody>(
                 .into_response()
             }
         };
+    // Before the answer is made; a revocation's answer, made after the store, is empty.
+    if let Err(gone) = room_for_answer(&parts.extensions).await {
+        return gone;
+    }
     let request = PostRequest {
         content_type: single_header(&parts.headers, CONTENT_TYPE),
         authorization: single_header(&parts.headers, AUTHORIZATION),
@@ -654,6 +666,17 @@ mod tests {
         status: u16,
         headers: HeaderMap,
         body: String,
+    }
+
+    /// An app whose search index is being built until the test calls
+    /// `finish_building_for_test` on its model, as in the moments after a start.
+    fn app_building_its_search_index(state: &std::path::Path) -> App {
+        app_with(state, |version| {
+            let (site, base) = (version.model.site().clone(), version.model.base().clone());
+            let model = ReadModel::without_search_index(Arc::new(site), &base);
+            model.start_building_for_test();
+            version.model = Arc::new(model);
+        })
     }
 
     async fn send(app: &App, request: Request<Full<Bytes>>) -> Received {
@@ -886,12 +909,7 @@ mod tests {
     #[tokio::test]
     async fn searches_wait_while_the_search_index_is_built() {
         let state = tempfile::tempdir().unwrap();
-        let app = app_with(state.path(), |version| {
-            let (site, base) = (version.model.site().clone(), version.model.base().clone());
-            let model = ReadModel::without_search_index(Arc::new(site), &base);
-            model.start_building_for_test();
-            version.model = Arc::new(model);
-        });
+        let app = app_building_its_search_index(state.path());
         let form = [("content-type", "application/x-www-form-urlencoded")];
         let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search_company_info","arguments":{"query":"calibration"}}}"#;
         let search = send(&app, request("GET", "/api/search?q=calibration", &[], ""));
@@ -916,6 +934,74 @@ mod tests {
                 answer.body
             );
         }
+    }
+
+    /// On HTTP/2, an answer made after an await (its body, the search index) waits for room
+    /// in its connection's queue of unread answers, however much room there was when its
+    /// handler was called: otherwise every stream of a connection could pass the first check
+    /// while the queue is empty, then all answer at once past the cap.
+    #[tokio::test]
+    async fn answers_made_after_waiting_wait_for_room_in_their_http2_connection() {
+        use crate::serve::connection::AnswerRoom;
+
+        let state = tempfile::tempdir().unwrap();
+        let app = app_building_its_search_index(state.path());
+        let room = AnswerRoom::full_for_test();
+        let in_room = |mut request: Request<Full<Bytes>>| {
+            request.extensions_mut().insert(room.clone());
+            request
+        };
+        let form = [("content-type", "application/x-www-form-urlencoded")];
+        let json = [("content-type", "application/json")];
+        let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search_company_info","arguments":{"query":"calibration"}}}"#;
+        let search = send(
+            &app,
+            in_room(request("GET", "/api/search?q=calibration", &[], "")),
+        );
+        let asked = send(
+            &app,
+            in_room(request("POST", "/ask", &form, "query=calibration")),
+        );
+        let mcp = send(&app, in_room(request("POST", "/mcp", &MCP_JSON, call)));
+        let registered = send(
+            &app,
+            in_room(request(
+                "POST",
+                "/agent/identity",
+                &json,
+                r#"{"type":"anonymous"}"#,
+            )),
+        );
+        tokio::pin!(search, asked, mcp, registered);
+        for round in 0..4 {
+            // The searches first wait for the index, then for room.
+            if round == 1 {
+                app.live().model.finish_building_for_test();
+            }
+            tokio::select! {
+                biased;
+                _ = &mut search => panic!("GET /api/search answered while the queue was full"),
+                _ = &mut asked => panic!("POST /ask answered while the queue was full"),
+                _ = &mut mcp => panic!("MCP answered while the queue was full"),
+                _ = &mut registered => panic!("a registration answered while the queue was full"),
+                _ = tokio::task::yield_now() => {}
+            }
+        }
+        room.drain_for_test();
+        let (search, asked, mcp, registered) = tokio::join!(search, asked, mcp, registered);
+        for (what, answer) in [
+            ("GET /api/search", &search),
+            ("POST /ask", &asked),
+            ("MCP", &mcp),
+            ("registration", &registered),
+        ] {
+            assert_eq!(answer.status, 200, "{what}: {}", answer.body);
+        }
+        assert!(
+            asked.body.contains("quality-and-accreditation"),
+            "{}",
+            asked.body
+        );
     }
 
     #[tokio::test]

@@ -71,6 +71,23 @@ fn millis(duration: Duration) -> u64 {
 #[derive(Clone)]
 pub struct AnswerRoom(pub(super) Arc<Http2Streams>);
 
+#[cfg(test)]
+impl AnswerRoom {
+    /// The room of a connection whose queue of answers is full, for tests of the handlers
+    /// that wait for it; [`AnswerRoom::drain_for_test`] empties the queue.
+    pub(crate) fn full_for_test() -> AnswerRoom {
+        let streams = Http2Streams::new(Duration::from_secs(60), true);
+        streams.state().queued = MAX_QUEUED_RESPONSE_BYTES;
+        AnswerRoom(Arc::new(streams))
+    }
+
+    /// As if the client had read every queued answer.
+    pub(crate) fn drain_for_test(&self) {
+        self.0.state().queued = 0;
+        self.0.drained.notify_waiters();
+    }
+}
+
 /// The connection of a waiting request ended before it was answered: nobody would read
 /// the answer, so it is not made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
