@@ -179,7 +179,8 @@ impl Http2Streams {
     ///
     /// Requests do not take turns: an answer made as soon as its handler is called (a
     /// document, a computed read) is made and charged in the same poll as the check, and
-    /// one that waits for its body first checks again through [`AnswerRoom`]. So the queue
+    /// one that waits for anything (its body, the search index) checks again through
+    /// [`AnswerRoom`] just before it is made (`serve::body::room_for_answer`). So the queue
     /// overshoots its cap by at most the answers finished in one poll, while a slow request
     /// body holds up only the bodies waiting for a turn to be read, never a document.
     pub(super) fn answer<F>(
