@@ -169,6 +169,7 @@ mod tests {
         let raised = std::panic::catch_unwind(|| {
             super::map_on(4, items, |n| if n == 777 { panic!("item 777") } else { n })
         });
-        assert!(raised.is_err());
+        let payload = raised.expect_err("the panic was swallowed");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"item 777"));
     }
 }

@@ -41,8 +41,9 @@ pub(crate) struct Computed {
     pub read: fn(&ReadModel, Option<&str>, &HeaderMap) -> Result<Artifact, ReadRefusal>,
     /// Without a query, the compiled document at the same path answers instead.
     pub document_without_query: bool,
-    /// Counted against the caller's share of searches (`--search-rate-limit`).
-    pub rate_limited: bool,
+    /// A search: counted against the caller's share of searches (`--search-rate-limit`),
+    /// and answered from the search index, which in the moments after a start it waits for.
+    pub is_search: bool,
     /// The label `/metrics` counts computed answers under.
     pub metric: &'static str,
     /// Query strings the contract test answers and checks against the row's schema (at
@@ -130,7 +131,7 @@ const fn searched(
         answered_by: AnsweredBy::Computed(Computed {
             read,
             document_without_query: false,
-            rate_limited: true,
+            is_search: true,
             metric,
             samples,
         }),
@@ -204,7 +205,7 @@ pub(crate) static ROUTES: [Route; 39] = [
         answered_by: AnsweredBy::Computed(Computed {
             read: |model, query, _| read_api::company_page(model, query),
             document_without_query: true,
-            rate_limited: false,
+            is_search: false,
             metric: "company_page",
             samples: &["limit=2", "limit=1000"],
         }),

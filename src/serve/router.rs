@@ -270,7 +270,7 @@ fn decide<B>(
         return Decision::Respond(statics::respond(artifact, request.headers()));
     }
     if let Some(computed) = computed {
-        if computed.rate_limited {
+        if computed.is_search {
             let client = app.proxies.client_address(peer, request.headers());
             if let Err(wait) = app.admit_search(client) {
                 return Decision::Respond(too_many_searches(wait));
@@ -283,9 +283,9 @@ fn decide<B>(
                 unauthorized,
             };
         }
-        // The rate-limited reads are the searches (`routes::searched`): in the moments
-        // after a start they wait for the search index instead of building it here.
-        if computed.rate_limited && !live.model.has_search_index() {
+        // In the moments after a start, searches wait for the search index instead of
+        // building it here.
+        if computed.is_search && !live.model.has_search_index() {
             return Decision::Wait {
                 wait_for: WaitFor::SearchIndex(computed),
                 unauthorized,
