@@ -34,5 +34,6 @@ fuzz_target!(|data: &[u8]| {
         let value: serde_json::Value = serde_json::from_slice(&body.to_vec()).expect("answer is JSON");
         assert_eq!(value["jsonrpc"], "2.0");
     }
-    let _ = mcp::jsonrpc::parse(data);
+    // The one pass that reads well-formed messages and the thorough reading agree.
+    assert_eq!(mcp::jsonrpc::parse(body), mcp::jsonrpc::parse_thoroughly(body));
 });
