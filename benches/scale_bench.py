@@ -168,11 +168,15 @@ def main():
     finally:
         for work in works:
             shutil.rmtree(work, ignore_errors=True)
-    lines = [f"Measured by `just bench-scale` on {machine}; {args.edits} edits of one page per size.", "",
+    # Appended, never rewritten: the file is the history of these runs, each section saying
+    # what changed before it (rewriting it lost earlier sessions' sections twice).
+    when = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+    lines = ["", f"## {when} UTC: `just bench-scale --sizes {args.sizes}`", "",
+             f"Measured on {machine}; {args.edits} edits of one page per size.", "",
              "| pages | `dossier build` | its peak RSS | `build --precompress` | serve: start to first 200 | one-page edit to live, p50 / p99 | RSS when compressed | RSS after the edits | `GET /api/company` |",
              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"] + rows
     os.makedirs(RESULTS, exist_ok=True)
-    with open(os.path.join(RESULTS, "scale.md"), "w") as f:
+    with open(os.path.join(RESULTS, "scale.md"), "a") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
 

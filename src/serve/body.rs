@@ -1,6 +1,7 @@
 //! Request bodies: read within a size and a time limit however slowly they arrive, drained
 //! after a refusal so the client sees it, and on HTTP/2 read a few at a time per
-//! connection.
+//! connection; and what an answer made after such a wait does before it is made, on HTTP/2:
+//! wait for room in its connection's queue of answers ([`room_for_answer`]).
 
 use std::time::Duration;
 
@@ -156,8 +157,10 @@ async fn body_turn(
 /// answers. Every answer made after an await (its body, the search index) calls this last,
 /// just before the answer is made: the room checked before the handler ran may have been
 /// taken meanwhile by answers to the connection's other streams, and the check and the charge
-/// of the answer's bytes must happen with nothing answered in between. `Err` is the answer
-/// when the connection ended while the request waited.
+/// of the answer's bytes must happen with nothing answered in between. Exempt are the small
+/// answers of fixed size: refusals of a body (408, 413, 400), a rate limit's 429, and a
+/// revocation's empty 200, which is stored whatever becomes of the connection. `Err` is the
+/// answer when the connection ended while the request waited.
 pub(super) async fn room_for_answer(
     extensions: &hyper::http::Extensions,
 ) -> Result<(), Response<Body>> {

@@ -44,6 +44,8 @@ pub(super) async fn mcp_unauthorized<B: RequestBody>(
         Err(_) => None,
         Ok(received) => jsonrpc::request_id(&received.bytes),
     };
+    // Only the id is needed: the body and its turn to be read are not held while waiting.
+    drop(received);
     if let Err(gone) = room_for_answer(&parts.extensions).await {
         return gone;
     }
@@ -132,10 +134,12 @@ pub(super) async fn mcp_post<B: RequestBody>(
     }
     // Any call may be a search. In the moments after a start, while the search index is
     // built, calls wait for it here, before their body is read (so a waiting call holds
-    // only its connection) and before HTTP/2's room for its answer is taken; the answer
-    // comes from the version waited for.
-    let live = Arc::clone(&*app.live());
-    live.model.wait_for_search_index().await;
+    // only its connection). No version is held after that, while the body arrives and the
+    // answer waits for room (both up to the client): the answer comes from the version live
+    // then, and a version is installed only with its index built.
+    let building = Arc::clone(&*app.live());
+    building.model.wait_for_search_index().await;
+    drop(building);
     let received = match read_in_turn(
         &parts,
         body,
@@ -172,6 +176,7 @@ pub(super) async fn mcp_post<B: RequestBody>(
     };
     let client = app.proxies.client_address(peer, &parts.headers);
     let admit_search = || app.admit_search(client);
+    let live = app.live();
     let answer = mcp::handle(
         &live.mcp,
         &headers,

@@ -343,16 +343,8 @@ pub(super) async fn answer_waiting<B: RequestBody>(
         (None, WaitFor::Core(core)) => answer_later(app, peer, request, core).await,
         (None, WaitFor::PostedRead(computed)) => posted_read(app, request, computed).await,
         (None, WaitFor::SearchIndex(computed)) => {
-            // Answered from the version waited for, whatever is installed meanwhile.
-            let live = Arc::clone(&*app.live());
-            live.model.wait_for_search_index().await;
-            match room_for_answer(request.extensions()).await {
-                Ok(()) => computed_answer(
-                    (computed.read)(&live.model, request.uri().query(), request.headers()),
-                    request.headers(),
-                ),
-                Err(gone) => gone,
-            }
+            let (parts, _) = request.into_parts();
+            search_answer(app, computed, parts.uri.query(), &parts).await
         }
     };
     reply::finish(response)
@@ -397,13 +389,32 @@ async fn posted_read<B: RequestBody>(
     if let Err(refused) = query::check_size(Some(&query)) {
         return reply::error(refused.status(), "invalid_request", &refused.to_string());
     }
-    let live = Arc::clone(&*app.live());
-    live.model.wait_for_search_index().await;
+    // The body (and its turn to be read) is not held while the answer waits.
+    drop(received);
+    // Only `/ask` takes a POST, and it is a search.
+    search_answer(app, computed, Some(&query), &parts).await
+}
+
+/// A search answered once the live version's search index is built (it waits only in the
+/// moments after a start) and, on HTTP/2, once its connection has room for the answer. No
+/// version is held while it waits for room, which a client that reads slowly decides: the
+/// answer comes from the version live once there is room, and a version is installed only
+/// with its index built.
+async fn search_answer(
+    app: &App,
+    computed: Computed,
+    query: Option<&str>,
+    parts: &hyper::http::request::Parts,
+) -> Response<Body> {
+    let building = Arc::clone(&*app.live());
+    building.model.wait_for_search_index().await;
+    drop(building);
     if let Err(gone) = room_for_answer(&parts.extensions).await {
         return gone;
     }
+    let live = app.live();
     computed_answer(
-        (computed.read)(&live.model, Some(&query), &parts.headers),
+        (computed.read)(&live.model, query, &parts.headers),
         &parts.headers,
     )
 }
@@ -466,9 +477,12 @@ async fn with_body<B: RequestBody>(
                 .into_response()
             }
         };
-    // Before the answer is made; a revocation's answer, made after the store, is empty.
-    if let Err(gone) = room_for_answer(&parts.extensions).await {
-        return gone;
+    // A registration's or a token's answer waits for room before it is made. A revocation's
+    // is empty: it is stored at once, not lost if the connection ends while it would wait.
+    if !matches!(post, AuthPost::Revoke) {
+        if let Err(gone) = room_for_answer(&parts.extensions).await {
+            return gone;
+        }
     }
     let request = PostRequest {
         content_type: single_header(&parts.headers, CONTENT_TYPE),
@@ -972,9 +986,17 @@ mod tests {
                 r#"{"type":"anonymous"}"#,
             )),
         );
-        tokio::pin!(search, asked, mcp, registered);
+        let bad_token = [
+            MCP_JSON[0],
+            MCP_JSON[1],
+            ("authorization", "Bearer not-a-token"),
+        ];
+        let refused = send(&app, in_room(request("POST", "/mcp", &bad_token, call)));
+        tokio::pin!(search, asked, mcp, registered, refused);
+        // Round 0: the searches wait for the index. It is built before round 1, so from
+        // then on everything waits for room; further rounds give each request more polls
+        // than it needs to reach that wait.
         for round in 0..4 {
-            // The searches first wait for the index, then for room.
             if round == 1 {
                 app.live().model.finish_building_for_test();
             }
@@ -984,11 +1006,20 @@ mod tests {
                 _ = &mut asked => panic!("POST /ask answered while the queue was full"),
                 _ = &mut mcp => panic!("MCP answered while the queue was full"),
                 _ = &mut registered => panic!("a registration answered while the queue was full"),
+                _ = &mut refused => panic!("a bad token answered while the queue was full"),
                 _ = tokio::task::yield_now() => {}
             }
         }
+        // A revocation is stored and answered (empty) without waiting for room.
+        let revoked = send(
+            &app,
+            in_room(request("POST", "/oauth2/revoke", &form, "token=unknown")),
+        )
+        .await;
+        assert_eq!(revoked.status, 200, "{}", revoked.body);
         room.drain_for_test();
-        let (search, asked, mcp, registered) = tokio::join!(search, asked, mcp, registered);
+        let (search, asked, mcp, registered, refused) =
+            tokio::join!(search, asked, mcp, registered, refused);
         for (what, answer) in [
             ("GET /api/search", &search),
             ("POST /ask", &asked),
@@ -997,6 +1028,7 @@ mod tests {
         ] {
             assert_eq!(answer.status, 200, "{what}: {}", answer.body);
         }
+        assert_eq!(refused.status, 401, "{}", refused.body);
         assert!(
             asked.body.contains("quality-and-accreditation"),
             "{}",

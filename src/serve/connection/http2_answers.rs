@@ -65,9 +65,9 @@ fn millis(duration: Duration) -> u64 {
 }
 
 /// A handle on the queue of answers of the HTTP/2 connection a request came on, in the
-/// request's extensions. An answer made after waiting for something (the MCP answer, once
-/// its body has arrived) waits for room here first, so that the check and the charge of
-/// its bytes happen together, with no other answer made in between.
+/// request's extensions. An answer made after waiting for something (its body, the search
+/// index: `serve::body::room_for_answer` lists who) waits for room here first, so that the
+/// check and the charge of its bytes happen together, with no other answer made in between.
 #[derive(Clone)]
 pub struct AnswerRoom(pub(super) Arc<Http2Streams>);
 

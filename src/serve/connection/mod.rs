@@ -24,8 +24,9 @@
 //! (`TCP_USER_TIMEOUT`). HTTP/2 adds flow control, where a client can stall an answer with a
 //! zero window while the socket stays writable, so each HTTP/2 connection keeps the books of
 //! its answers ([`Http2Streams`]): a request is answered only while fewer than
-//! [`MAX_QUEUED_RESPONSE_BYTES`] of answers wait for the client, an MCP request reads its
-//! body and makes its answer only when the router has checked the same ([`AnswerRoom`]), and
+//! [`MAX_QUEUED_RESPONSE_BYTES`] of answers wait for the client, a request whose answer
+//! waits for something first (its body, the search index) checks the same again just before
+//! its answer is made ([`AnswerRoom`]), and
 //! an answer that makes no progress for the send timeout ends the connection. Every phase of
 //! a connection has a deadline; the README's "Connection budget" table lists them, and
 //! `tests/adversarial.rs` crosses them.
