@@ -931,8 +931,8 @@ mod tests {
     /// name, a link out of the directory, an empty file, a directory.
     #[test]
     fn read_ahead_passes_over_what_is_not_a_page_file() {
-        let root = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(root.path()).unwrap();
+        let temporary = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(temporary.path()).unwrap();
         let pages = root.join("pages");
         std::fs::create_dir(&pages).unwrap();
         let fifo = std::ffi::CString::new(pages.join("a.md").to_str().unwrap()).unwrap();

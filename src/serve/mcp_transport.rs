@@ -136,7 +136,7 @@ pub(super) async fn mcp_post<B: RequestBody>(
     // built, calls wait for it here, before their body is read (so a waiting call holds
     // only its connection). No version is held after that, while the body arrives and the
     // answer waits for room (both up to the client): the answer comes from the version live
-    // then, and a version is installed only with its index built.
+    // then, which has its index (only a start's version is installed without one).
     let building = Arc::clone(&*app.live());
     building.model.wait_for_search_index().await;
     drop(building);

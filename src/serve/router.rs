@@ -398,8 +398,8 @@ async fn posted_read<B: RequestBody>(
 /// A search answered once the live version's search index is built (it waits only in the
 /// moments after a start) and, on HTTP/2, once its connection has room for the answer. No
 /// version is held while it waits for room, which a client that reads slowly decides: the
-/// answer comes from the version live once there is room, and a version is installed only
-/// with its index built.
+/// answer comes from the version live once there is room, which has its index (only a
+/// start's version is installed without one, and this waited for it).
 async fn search_answer(
     app: &App,
     computed: Computed,
