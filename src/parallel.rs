@@ -5,13 +5,13 @@
 //!
 //! Reading files ([`map_reading`]) uses more threads than cores, so that while one waits
 //! for the disk the cores still parse, and each thread tells the file system which items it
-//! will read next (its `announce` hook), so that reads it would otherwise wait for one at a time
-//! are queued together. With every one of 100,000 page files out of the page cache (as after
-//! a reboot), reading the content took 2.1–2.2 s on eight threads, and 0.92–1.0 s with the
-//! reads announced ahead (32 or 128 at a time); with every file cached it takes 0.57–0.66 s
-//! either way. More threads alone helped less: 1.5 s with 32, 1.3–1.6 s with 128. (Handing
-//! out work in small batches instead of one share per thread was tried: starts became 0.6 s
-//! slower at 100,000 pages, with more memory resident.)
+//! will read next (its `announce` hook), so that reads it would otherwise wait for one at a
+//! time are queued together. With every one of 100,000 page files out of the page cache (as
+//! after a reboot), reading the content took 2.1–2.2 s on eight threads, and 0.92–1.0 s
+//! with the reads announced ahead (32 or 128 at a time); with every file cached it takes
+//! 0.57–0.66 s either way. More threads alone helped less: 1.5 s with 32, 1.3–1.6 s with
+//! 128. (Handing out work in small batches instead of one share per thread was tried:
+//! starts became 0.6 s slower at 100,000 pages, with more memory resident.)
 
 /// Threads per core for [`map_reading`].
 const READING_THREADS_PER_CORE: usize = 4;
