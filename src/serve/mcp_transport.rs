@@ -4,7 +4,6 @@
 //! answer).
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use bytes::Bytes;
 use hyper::header::{HeaderMap, HeaderName, ACCEPT, CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN};
@@ -134,12 +133,8 @@ pub(super) async fn mcp_post<B: RequestBody>(
     }
     // Any call may be a search. In the moments after a start, while the search index is
     // built, calls wait for it here, before their body is read (so a waiting call holds
-    // only its connection). No version is held after that, while the body arrives and the
-    // answer waits for room (both up to the client): the answer comes from the version live
-    // then, which has its index (only a start's version is installed without one).
-    let building = Arc::clone(&*app.live());
-    building.model.wait_for_search_index().await;
-    drop(building);
+    // only its connection); the answer comes from the version live once it has room.
+    app.wait_for_search_index().await;
     let received = match read_in_turn(
         &parts,
         body,

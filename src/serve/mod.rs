@@ -210,6 +210,15 @@ impl App {
     pub fn live(&self) -> Guard<Arc<Live>> {
         self.live.current()
     }
+
+    /// Returns once the live version's search index is built: at once, except in the
+    /// moments after a start. No version is held afterwards, so what comes next (a body, room
+    /// for the answer, both up to the client) pins none: the version live then has its
+    /// index, since only a start's version is installed without one.
+    async fn wait_for_search_index(&self) {
+        let building = Arc::clone(&*self.live());
+        building.model.wait_for_search_index().await;
+    }
 }
 
 impl crate::reload::Host for App {

@@ -9,7 +9,6 @@
 //! body, the store or the MCP core go on to [`answer_waiting`].
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -396,19 +395,15 @@ async fn posted_read<B: RequestBody>(
 }
 
 /// A search answered once the live version's search index is built (it waits only in the
-/// moments after a start) and, on HTTP/2, once its connection has room for the answer. No
-/// version is held while it waits for room, which a client that reads slowly decides: the
-/// answer comes from the version live once there is room, which has its index (only a
-/// start's version is installed without one, and this waited for it).
+/// moments after a start) and, on HTTP/2, once its connection has room for the answer,
+/// from the version live then ([`App::wait_for_search_index`] says why).
 async fn search_answer(
     app: &App,
     computed: Computed,
     query: Option<&str>,
     parts: &hyper::http::request::Parts,
 ) -> Response<Body> {
-    let building = Arc::clone(&*app.live());
-    building.model.wait_for_search_index().await;
-    drop(building);
+    app.wait_for_search_index().await;
     if let Err(gone) = room_for_answer(&parts.extensions).await {
         return gone;
     }
