@@ -104,7 +104,7 @@ pub(super) fn dispatch(
             if let Some(prepared) = prepared.prepared_call(position, arguments) {
                 return Ok(prepared.for_era(era).clone());
             }
-            if TOOLS[position].rate_limited() {
+            if TOOLS[position].is_search() {
                 if let Err(wait) = searches.spend() {
                     let seconds = wait.as_secs().max(1);
                     let message = format!("too many searches from this address; try again in {seconds} s, or read what you need with get_page, get_division or list_pages");

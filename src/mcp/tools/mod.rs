@@ -52,9 +52,10 @@ pub(crate) trait Tool: Sync + 'static {
     /// What the server's instructions say the tool is for, after its name: for example
     /// "for one page's text" makes "get_page for one page's text".
     const USE_FOR: &'static str;
-    /// Whether each call is computed per request rather than prepared: such calls are
-    /// counted against the caller's share (`--search-rate-limit`).
-    const RATE_LIMITED: bool = false;
+    /// A search: computed per request rather than prepared, so each call is counted
+    /// against the caller's share of searches (`--search-rate-limit`), as the search
+    /// routes are ([`crate::routes::Computed::is_search`]).
+    const IS_SEARCH: bool = false;
 
     /// What the tool does, for the model choosing one; `company` is the company's name.
     fn description(company: &str) -> String;
@@ -87,7 +88,7 @@ pub(crate) static TOOLS: [&dyn Registered; 7] = [
 /// different argument and `Output` types can sit in one list.
 pub(crate) trait Registered: Sync {
     fn name(&self) -> &'static str;
-    fn rate_limited(&self) -> bool;
+    fn is_search(&self) -> bool;
     /// The clause the tool adds to the server's instructions: its name, then what it is for.
     fn instruction(&self) -> String;
     /// The `tools/list` entry.
@@ -109,8 +110,8 @@ impl<T: Tool> Registered for T {
         T::NAME
     }
 
-    fn rate_limited(&self) -> bool {
-        T::RATE_LIMITED
+    fn is_search(&self) -> bool {
+        T::IS_SEARCH
     }
 
     fn instruction(&self) -> String {

@@ -43,7 +43,7 @@ impl Tool for SearchCompanyInfo {
     const NAME: &'static str = "search_company_info";
     const TITLE: &'static str = "Search company information";
     const USE_FOR: &'static str = "when unsure where an answer lives";
-    const RATE_LIMITED: bool = true;
+    const IS_SEARCH: bool = true;
 
     fn description(company: &str) -> String {
         format!("Full-text search across the divisions, pages and contacts of {company}, ranked (BM25 with stemming; an exact title first, phrases above scattered words). Each result has a snippet, the company:// resource and the URL to cite. Use it when you do not know which division or page holds the answer.")
