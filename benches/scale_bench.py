@@ -3,10 +3,11 @@
 50,000 and 100,000 pages (benches/gen_content.py), the time and peak memory of a clean
 `dossier build`, the time
 from `dossier serve` starting to its first 200, the edit-to-live latency of one page
-(p50/p99), the server's resident memory once its compressed variants are made, and the
-size of `GET /api/company`.
+(p50/p99), the server's resident memory once its compressed variants are made, its peak
+resident memory up to then (the start holds every finished body on the heap until they
+move to the spool), and the size of `GET /api/company`.
 
-Prints a Markdown table and writes it to benches/results/scale.md.
+Prints a Markdown table and appends it to benches/results/scale.md.
 
 Usage: python3 benches/scale_bench.py [--sizes 1000,10000,50000,100000] [--edits N]
 """
@@ -51,10 +52,11 @@ def timed_build(content, work, precompress):
     return elapsed, size, usage.ru_maxrss
 
 
-def rss_kib(pid):
+def rss_kib(pid, field="VmRSS"):
+    """The process's resident memory now (VmRSS), or its peak so far (VmHWM), in KiB."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
 
@@ -100,6 +102,7 @@ def serve_and_measure(content, work, edits):
             raise SystemExit("the server never finished compressing")
         time.sleep(1)
         rss = rss_kib(process.pid)
+        peak_rss = rss_kib(process.pid, "VmHWM")
         # The server closed the idle connection meanwhile.
         connection = http.client.HTTPConnection(host, int(port), timeout=30)
         latencies = edit_latencies(connection, content, edits)
@@ -107,7 +110,7 @@ def serve_and_measure(content, work, edits):
         # page text to the spool: milliseconds) is done.
         time.sleep(2)
         rss_edited = rss_kib(process.pid)
-        return start_s, rss, rss_edited, len(company), latencies
+        return start_s, rss, peak_rss, rss_edited, len(company), latencies
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -155,13 +158,13 @@ def main():
             # The builds leave gigabytes of dirty pages; their writeback is not the server's
             # start, so it happens before the clock runs.
             os.sync()
-            start_s, rss, rss_edited, company_bytes, latencies = serve_and_measure(
+            start_s, rss, peak_rss, rss_edited, company_bytes, latencies = serve_and_measure(
                 content, work, args.edits)
             p50 = statistics.median(latencies)
             p99 = latencies[min(len(latencies) - 1, int(round(0.99 * (len(latencies) - 1))))]
             row = (f"| {pages:,} | {build_s:.2f} s ({build_bytes / 1e6:.0f} MB) | {build_rss / 1024:.0f} MiB"
                    f" | {pre_s:.2f} s ({pre_bytes / 1e6:.0f} MB)"
-                   f" | {start_s:.2f} s | {p50:.0f} / {p99:.0f} ms | {rss / 1024:.0f} MiB"
+                   f" | {start_s:.2f} s | {p50:.0f} / {p99:.0f} ms | {rss / 1024:.0f} MiB | {peak_rss / 1024:.0f} MiB"
                    f" | {rss_edited / 1024:.0f} MiB | {company_bytes / 1024:.1f} KiB |")
             rows.append(row)
             print(row, flush=True)
@@ -173,8 +176,8 @@ def main():
     when = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     lines = ["", f"## {when} UTC: `just bench-scale --sizes {args.sizes}`", "",
              f"Measured on {machine}; {args.edits} edits of one page per size.", "",
-             "| pages | `dossier build` | its peak RSS | `build --precompress` | serve: start to first 200 | one-page edit to live, p50 / p99 | RSS when compressed | RSS after the edits | `GET /api/company` |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"] + rows
+             "| pages | `dossier build` | its peak RSS | `build --precompress` | serve: start to first 200 | one-page edit to live, p50 / p99 | RSS when compressed | serve's peak RSS until then | RSS after the edits | `GET /api/company` |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"] + rows
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "scale.md"), "a") as f:
         f.write("\n".join(lines) + "\n")
