@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""How dossier scales with the size of the company: for generated trees of 1,000, 10,000
+"""How dossier scales with the size of the company: for generated trees of 1,000, 10,000,
 50,000 and 100,000 pages (benches/gen_content.py), the time and peak memory of a clean
 `dossier build`, the time
 from `dossier serve` starting to its first 200, the edit-to-live latency of one page
-(p50/p99), the server's resident memory once its compressed variants are made, its peak
-resident memory up to then (the start holds every finished body on the heap until they
+(p50/p99), the server's resident memory once its compressed variants are made and after
+the edits, its peak resident memory until the variants are made (the start holds every finished body on the heap until they
 move to the spool), and the size of `GET /api/company`.
 
 Prints a Markdown table and appends it to benches/results/scale.md.
@@ -176,7 +176,7 @@ def main():
     when = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     lines = ["", f"## {when} UTC: `just bench-scale --sizes {args.sizes}`", "",
              f"Measured on {machine}; {args.edits} edits of one page per size.", "",
-             "| pages | `dossier build` | its peak RSS | `build --precompress` | serve: start to first 200 | one-page edit to live, p50 / p99 | RSS when compressed | serve's peak RSS until then | RSS after the edits | `GET /api/company` |",
+             "| pages | `dossier build` | its peak RSS | `build --precompress` | serve: start to first 200 | one-page edit to live, p50 / p99 | RSS when compressed | serve's peak RSS until compressed | RSS after the edits | `GET /api/company` |",
              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"] + rows
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "scale.md"), "a") as f:

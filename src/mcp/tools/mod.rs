@@ -54,7 +54,8 @@ pub(crate) trait Tool: Sync + 'static {
     const USE_FOR: &'static str;
     /// A search: computed per request rather than prepared, so each call is counted
     /// against the caller's share of searches (`--search-rate-limit`), as the search
-    /// routes are ([`crate::routes::Computed::is_search`]).
+    /// routes are ([`crate::routes::Computed::is_search`]). Unlike the routes' flag, it
+    /// has no say in waiting for the search index after a start: every `/mcp` call waits.
     const IS_SEARCH: bool = false;
 
     /// What the tool does, for the model choosing one; `company` is the company's name.
