@@ -4,8 +4,9 @@
 `dossier build`, the time
 from `dossier serve` starting to its first 200, the edit-to-live latency of one page
 (p50/p99), the server's resident memory once its compressed variants are made and after
-the edits, its peak resident memory until the variants are made (the start holds every finished body on the heap until they
-move to the spool), and the size of `GET /api/company`.
+the edits, its peak resident memory until the variants are made (the start holds every
+finished body on the heap until they move to the spool), and the size of
+`GET /api/company`.
 
 Prints a Markdown table and appends it to benches/results/scale.md.
 
