@@ -343,7 +343,7 @@ pub(super) async fn answer_waiting<B: RequestBody>(
         (None, WaitFor::PostedRead(computed)) => posted_read(app, request, computed).await,
         (None, WaitFor::SearchIndex(computed)) => {
             let (parts, _) = request.into_parts();
-            search_answer(app, computed, parts.uri.query(), &parts).await
+            answer_when_ready(app, computed, parts.uri.query(), &parts).await
         }
     };
     reply::finish(response)
@@ -390,20 +390,22 @@ async fn posted_read<B: RequestBody>(
     }
     // The body (and its turn to be read) is not held while the answer waits.
     drop(received);
-    // Only `/ask` takes a POST, and it is a search.
-    search_answer(app, computed, Some(&query), &parts).await
+    answer_when_ready(app, computed, Some(&query), &parts).await
 }
 
-/// A search answered once the live version's search index is built (it waits only in the
-/// moments after a start) and, on HTTP/2, once its connection has room for the answer,
-/// from the version live then ([`App::wait_for_search_index`] says why).
-async fn search_answer(
+/// A computed read answered after a wait: for a search, until the live version's search
+/// index is built (only in the moments after a start); then, on HTTP/2, until its
+/// connection has room for the answer. It comes from the version live then
+/// ([`App::wait_for_search_index`] says why).
+async fn answer_when_ready(
     app: &App,
     computed: Computed,
     query: Option<&str>,
     parts: &hyper::http::request::Parts,
 ) -> Response<Body> {
-    app.wait_for_search_index().await;
+    if computed.is_search {
+        app.wait_for_search_index().await;
+    }
     if let Err(gone) = room_for_answer(&parts.extensions).await {
         return gone;
     }
